@@ -55,6 +55,9 @@ func Load(data []byte) (*Graph, error) {
 	if err := g.verifySchemas(); err != nil {
 		return nil, err
 	}
+	if err := g.canonicalizeValues(); err != nil {
+		return nil, err
+	}
 	if err := g.Validate(); err != nil {
 		return nil, err
 	}
@@ -89,6 +92,61 @@ func (g *Graph) verifySchemas() error {
 			return fmt.Errorf("graph.json: schema %s has digest %s: the file was edited after compilation; recompile the contract with `stitch compile`", d, got)
 		}
 		g.Schemas[d] = canon
+	}
+	return nil
+}
+
+// canonicalizeValues rewrites the free-form JSON values (meta, examples) in
+// canonical form, so a loaded graph equals the compiled one byte for byte
+// whatever indentation graph.json was written with.
+func (g *Graph) canonicalizeValues() error {
+	canon := func(where string, raw *json.RawMessage) error {
+		if len(*raw) == 0 {
+			return nil
+		}
+		c, err := Canonical(*raw)
+		if err != nil {
+			return fmt.Errorf("graph.json: %s: %w", where, err)
+		}
+		*raw = c
+		return nil
+	}
+	all := func(where string, raws []json.RawMessage) error {
+		for i := range raws {
+			if err := canon(where, &raws[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for si := range g.Services {
+		for oi := range g.Services[si].Operations {
+			op := &g.Services[si].Operations[oi]
+			if err := canon(op.ID()+" meta", &op.Meta); err != nil {
+				return err
+			}
+			if err := all(op.ID()+" examples", op.Examples); err != nil {
+				return err
+			}
+		}
+	}
+	for i := range g.RuntimeTools {
+		rt := &g.RuntimeTools[i]
+		if err := canon(rt.Name+" meta", &rt.Meta); err != nil {
+			return err
+		}
+		if err := all(rt.Name+" examples", rt.Examples); err != nil {
+			return err
+		}
+	}
+	for i := range g.Realtime {
+		for _, evs := range [][]Event{g.Realtime[i].ServerToClient, g.Realtime[i].ClientToServer} {
+			for j := range evs {
+				if err := all(g.Realtime[i].Name+"."+evs[j].Name+" examples", evs[j].Examples); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	return nil
 }
