@@ -1,0 +1,390 @@
+package project
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"stitchkit.dev/stitchkit/pkg/graph"
+)
+
+// Advertised input assembly (research contracts §2.4): the tool transports
+// take one flat object, so an operation's #params, #query and #input are
+// merged here and nowhere else, and SplitArgs is the exact inverse.
+
+// part is one of the schemas merged into a tool's advertised input.
+type part struct {
+	name string // "params", "query" or "input": also the $defs namespace
+	doc  any
+}
+
+// parts decodes the schemas a candidate's advertised input is built from, in
+// merge order.
+func parts(g *graph.Graph, c candidate) ([]part, error) {
+	type ref struct {
+		name string
+		d    graph.Digest
+	}
+	var refs []ref
+	if c.op != nil {
+		refs = []ref{{"params", c.op.Params}, {"query", c.op.Query}, {"input", c.op.Input}}
+	} else {
+		refs = []ref{{"input", c.rt.Input}}
+	}
+	var out []part
+	for _, r := range refs {
+		if r.d == "" {
+			continue
+		}
+		raw := g.Schema(r.d)
+		if raw == nil {
+			return nil, fmt.Errorf("%s schema %s is not in the graph", r.name, r.d)
+		}
+		doc, err := decodeJSON(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%s schema %s: %w", r.name, r.d, err)
+		}
+		out = append(out, part{name: r.name, doc: doc})
+	}
+	return out, nil
+}
+
+// advertisedInput builds the flat advertised input document of a candidate
+// (before transport-specific strictness) and the matching argument splitter.
+func advertisedInput(g *graph.Graph, c candidate, flatten bool) (any, argSplitter, error) {
+	ps, err := parts(g, c)
+	if err != nil {
+		return nil, argSplitter{}, err
+	}
+	split := splitterFor(c, ps)
+	if flatten {
+		for i := range ps {
+			ps[i].doc = flattenUnions(ps[i].doc)
+		}
+	}
+	doc, err := mergeParts(ps)
+	return doc, split, err
+}
+
+// mergeParts merges namespaced parts into one document: one object when
+// every part is a plain object schema, allOf otherwise.
+func mergeParts(ps []part) (any, error) {
+	defs := map[string]any{}
+	bodies := make([]any, len(ps))
+	for i, p := range ps {
+		bodies[i] = namespace(p.doc, p.name, defs)
+	}
+	var out map[string]any
+	switch {
+	case len(ps) == 0:
+		out = map[string]any{"type": "object", "properties": map[string]any{}}
+	case len(ps) == 1:
+		if m, ok := bodies[0].(map[string]any); ok {
+			out = m
+		} else {
+			out = map[string]any{"allOf": []any{bodies[0]}}
+		}
+	case allObjects(bodies):
+		merged, err := mergeObjects(ps, bodies)
+		if err != nil {
+			return nil, err
+		}
+		out = merged
+	default:
+		out = map[string]any{"allOf": bodies}
+	}
+	if len(defs) > 0 {
+		out["$defs"] = defs
+	}
+	out["$schema"] = schemaDialect
+	return out, nil
+}
+
+// schemaDialect is stamped once on every advertised input.
+const schemaDialect = "https://json-schema.org/draft/2020-12/schema"
+
+func allObjects(bodies []any) bool {
+	for _, b := range bodies {
+		if !isPlainObject(b) {
+			return false
+		}
+	}
+	return true
+}
+
+// isPlainObject reports whether s is `type: object` without a combinator or
+// reference at its root, i.e. whether its properties can be merged.
+func isPlainObject(s any) bool {
+	m, ok := s.(map[string]any)
+	if !ok || m["type"] != "object" {
+		return false
+	}
+	for _, k := range []string{"oneOf", "anyOf", "allOf", "not", "$ref", "if", "$dynamicRef"} {
+		if _, ok := m[k]; ok {
+			return false
+		}
+	}
+	if p, ok := m["properties"]; ok {
+		if _, ok := p.(map[string]any); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// keyPolicy are the keywords that decide unknown keys; the merged object
+// takes them from the input side, else query, else params.
+var keyPolicy = []string{"additionalProperties", "patternProperties", "propertyNames", "unevaluatedProperties"}
+
+func mergeObjects(ps []part, bodies []any) (map[string]any, error) {
+	props := map[string]any{}
+	owner := map[string]string{}
+	var required []any
+	seenReq := map[string]bool{}
+	var conflicts []string
+	conflictKeys := map[string][]string{} // "params and input" → keys
+	var pairs []string
+	for i, b := range bodies {
+		m := b.(map[string]any)
+		pp, _ := m["properties"].(map[string]any)
+		for _, k := range sortedKeys(pp) {
+			if prev, ok := owner[k]; ok {
+				pair := prev + " and " + ps[i].name
+				if _, ok := conflictKeys[pair]; !ok {
+					pairs = append(pairs, pair)
+				}
+				conflictKeys[pair] = append(conflictKeys[pair], k)
+				continue
+			}
+			owner[k] = ps[i].name
+			props[k] = pp[k]
+		}
+		if req, ok := m["required"].([]any); ok {
+			for _, r := range req {
+				if s, ok := r.(string); ok && !seenReq[s] {
+					seenReq[s] = true
+					required = append(required, s)
+				}
+			}
+		}
+	}
+	for _, pair := range pairs {
+		conflicts = append(conflicts, fmt.Sprintf("%s appear in both %s", strings.Join(conflictKeys[pair], ", "), pair))
+	}
+	if len(conflicts) > 0 {
+		return nil, fmt.Errorf("Schema merge conflict: %s; rename one of them: tool arguments are one flat object", strings.Join(conflicts, "; "))
+	}
+	out := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		out["required"] = required
+	}
+	// The policy side is the last part present: input, else query, else params.
+	last := bodies[len(bodies)-1].(map[string]any)
+	for _, k := range keyPolicy {
+		if v, ok := last[k]; ok {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// namespace strips a part's $schema, hoists its $defs (and definitions) into
+// defs under "<ns>__<name>", and rewrites its local references. A reference
+// into the part's own root (e.g. "#" for a recursive schema) points at a copy
+// of the part stored as $defs[<ns>].
+func namespace(doc any, ns string, defs map[string]any) any {
+	m, ok := doc.(map[string]any)
+	if !ok {
+		return doc
+	}
+	m = deepCopy(m).(map[string]any)
+	delete(m, "$schema")
+	local := map[string]any{}
+	for _, key := range []string{"$defs", "definitions"} {
+		if d, ok := m[key].(map[string]any); ok {
+			for name, s := range d {
+				local[name] = s
+			}
+			delete(m, key)
+		}
+	}
+	needRoot := false
+	rewrite := func(ref string) string {
+		for _, prefix := range []string{"#/$defs/", "#/definitions/"} {
+			if strings.HasPrefix(ref, prefix) {
+				return "#/$defs/" + ns + "__" + ref[len(prefix):]
+			}
+		}
+		if ref == "#" || strings.HasPrefix(ref, "#/") {
+			needRoot = true
+			return "#/$defs/" + ns + ref[1:]
+		}
+		return ref
+	}
+	rewriteRefs(m, rewrite)
+	for name, s := range local {
+		rewriteRefs(s, rewrite)
+		defs[ns+"__"+name] = s
+	}
+	if needRoot {
+		defs[ns] = deepCopy(m)
+	}
+	return m
+}
+
+// rewriteRefs rewrites every "$ref" in a schema tree in place. Instance data
+// (const, enum, default, examples) is not walked.
+func rewriteRefs(s any, f func(string) string) {
+	switch x := s.(type) {
+	case map[string]any:
+		for k, v := range x {
+			switch k {
+			case "$ref":
+				if r, ok := v.(string); ok {
+					x[k] = f(r)
+				}
+			case "const", "enum", "default", "examples":
+			default:
+				rewriteRefs(v, f)
+			}
+		}
+	case []any:
+		for _, v := range x {
+			rewriteRefs(v, f)
+		}
+	}
+}
+
+// argSplitter splits flat tool arguments by key.
+type argSplitter struct {
+	runtime bool
+	params  map[string]bool
+	query   map[string]bool
+}
+
+func splitterFor(c candidate, ps []part) argSplitter {
+	if c.op == nil {
+		return argSplitter{runtime: true}
+	}
+	s := argSplitter{params: map[string]bool{}, query: map[string]bool{}}
+	for _, n := range c.op.PathNames() {
+		s.params[n] = true
+	}
+	for _, p := range ps {
+		var into map[string]bool
+		switch p.name {
+		case "params":
+			into = s.params
+		case "query":
+			into = s.query
+		default:
+			continue
+		}
+		for _, k := range propertyNames(p.doc) {
+			into[k] = true
+		}
+	}
+	return s
+}
+
+// propertyNames lists the top-level property names a schema declares,
+// looking through allOf/anyOf/oneOf branches.
+func propertyNames(s any) []string {
+	m, ok := s.(map[string]any)
+	if !ok {
+		return nil
+	}
+	var names []string
+	if pp, ok := m["properties"].(map[string]any); ok {
+		names = append(names, sortedKeys(pp)...)
+	}
+	for _, k := range []string{"allOf", "anyOf", "oneOf"} {
+		if bs, ok := m[k].([]any); ok {
+			for _, b := range bs {
+				names = append(names, propertyNames(b)...)
+			}
+		}
+	}
+	return names
+}
+
+func (s argSplitter) split(args map[string]json.RawMessage) (params, query, input map[string]json.RawMessage) {
+	put := func(m *map[string]json.RawMessage, k string, v json.RawMessage) {
+		if *m == nil {
+			*m = map[string]json.RawMessage{}
+		}
+		(*m)[k] = v
+	}
+	for k, v := range args {
+		switch {
+		case s.runtime:
+			put(&input, k, v)
+		case s.params[k]:
+			put(&params, k, v)
+		case s.query[k]:
+			put(&query, k, v)
+		default:
+			put(&input, k, v)
+		}
+	}
+	return params, query, input
+}
+
+// SplitArgs splits the flat tool arguments of op back into params, query and
+// input by key, the inverse of the advertised-input merge: keys of #params
+// (and path names) go to params, keys of #query to query, every other key to
+// input, so a key the operation does not declare reaches input validation
+// and fails there exactly as an unknown body field would over HTTP. Mounts
+// holding a prepared [Tool] should call [Tool.SplitArgs], which does not
+// re-read the schemas.
+func SplitArgs(g *graph.Graph, op *graph.Operation, args map[string]json.RawMessage) (params, query, input map[string]json.RawMessage, err error) {
+	c := candidate{key: op.ID(), op: op}
+	ps, err := parts(g, c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	params, query, input = splitterFor(c, ps).split(args)
+	return params, query, input, nil
+}
+
+// decodeJSON decodes raw JSON into a tree of map[string]any, []any, string,
+// bool, nil and json.Number.
+func decodeJSON(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = deepCopy(e)
+		}
+		return m
+	case []any:
+		s := make([]any, len(x))
+		for i, e := range x {
+			s[i] = deepCopy(e)
+		}
+		return s
+	default:
+		return v
+	}
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, graph.CompareUTF16)
+	return keys
+}

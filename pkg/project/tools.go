@@ -1,0 +1,468 @@
+package project
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"stitchkit.dev/stitchkit/pkg/graph"
+)
+
+// ToolKind says where a tool comes from.
+type ToolKind string
+
+// Tool kinds, in manifest order (contract before runtime).
+const (
+	KindContract ToolKind = "contract"
+	KindRuntime  ToolKind = "runtime"
+)
+
+// Tool is one prepared tool of one surface: the exact name, description and
+// schemas a transport advertises. Input and Output are canonical JSON Schema
+// bytes; they are computed once, when the surface is prepared, and must not
+// be modified.
+type Tool struct {
+	Kind ToolKind
+	// Service and Action are the identity: the operation's, or a runtime
+	// tool's declared identity.
+	Service string
+	Action  string
+	// Method and Scope complete the identity (semantic method, effective
+	// scope).
+	Method string
+	Scope  string
+	// Name is the advertised tool (or CLI command) name.
+	Name        string
+	Description string
+	Annotations *graph.Annotations
+	// Input is the advertised input schema: #params + #query + #input merged
+	// into one flat object and prepared with the surface's presentation
+	// policy. InputDigest is its digest.
+	Input       json.RawMessage
+	InputDigest graph.Digest
+	// Output is the declared output schema (nil when none) and its digest.
+	Output       json.RawMessage
+	OutputDigest graph.Digest
+
+	// Op is the operation a contract tool runs; nil for runtime tools.
+	Op *graph.Operation
+	// Runtime is the runtime tool descriptor; nil for contract tools.
+	Runtime *graph.RuntimeTool
+
+	// args splits flat tool arguments back into params, query and input.
+	args argSplitter
+}
+
+// ID returns the tool's identity "service.action".
+func (t *Tool) ID() string { return t.Service + "." + t.Action }
+
+// label names the tool's identity in error messages, e.g.
+// "contract tasks.get" or "runtime jobs.status (runtime tool status)".
+func (t *Tool) label() string {
+	if t.Kind == KindRuntime {
+		return fmt.Sprintf("runtime %s (runtime tool %q)", t.ID(), t.Runtime.Name)
+	}
+	return "contract " + t.ID()
+}
+
+// SplitArgs splits the flat arguments of a tool call back into the
+// operation's params, query and input objects by key, exactly inverting the
+// merge of the advertised input: a key declared by #params goes to params,
+// one declared by #query to query, and every other key to input. HTTP and
+// the tool transports therefore accept exactly the same values. A runtime
+// tool's arguments all go to input. Maps are nil when no key went there.
+func (t *Tool) SplitArgs(args map[string]json.RawMessage) (params, query, input map[string]json.RawMessage) {
+	return t.args.split(args)
+}
+
+// Surface is one prepared tool surface: the default or a named MCP surface,
+// the Agent surface, or the CLI surface.
+type Surface struct {
+	Transport graph.Transport
+	// Name is the named MCP surface's name; "" for a default surface.
+	Name string
+	// Tools are sorted by name, then service, action and kind.
+	Tools []Tool
+}
+
+// Tool returns the surface's tool called name, or nil.
+func (s *Surface) Tool(name string) *Tool {
+	for i := range s.Tools {
+		if s.Tools[i].Name == name {
+			return &s.Tools[i]
+		}
+	}
+	return nil
+}
+
+// Names returns the tool names of s in surface order.
+func (s *Surface) Names() []string {
+	names := make([]string, len(s.Tools))
+	for i := range s.Tools {
+		names[i] = s.Tools[i].Name
+	}
+	return names
+}
+
+// Warning is a finding of MCP preparation that does not fail it: a tool
+// dropped under schemaValidation "warn", an untyped property, a
+// non-portable format.
+type Warning struct {
+	Transport graph.Transport
+	// Surface is the named MCP surface, "" for the default one.
+	Surface string
+	// Tool is the tool name.
+	Tool    string
+	Message string
+}
+
+func (w Warning) String() string {
+	where := string(w.Transport)
+	if w.Surface != "" {
+		where += fmt.Sprintf(" surface %q", w.Surface)
+	}
+	return fmt.Sprintf("%s tool %q: %s", where, w.Tool, w.Message)
+}
+
+// Tools is the result of [ToolSurfaces].
+type Tools struct {
+	// Surfaces are sorted by transport (AGENT, CLI, MCP) then name. There is
+	// always one AGENT and one CLI surface, and either one default MCP
+	// surface or one per named MCP surface.
+	Surfaces []Surface
+	// Warnings are the non-fatal findings of MCP preparation, sorted.
+	Warnings []Warning
+}
+
+// Surface returns the surface of transport t called name ("" for the
+// default), or nil when the projection has none.
+func (ts *Tools) Surface(t graph.Transport, name string) *Surface {
+	for i := range ts.Surfaces {
+		if ts.Surfaces[i].Transport == t && ts.Surfaces[i].Name == name {
+			return &ts.Surfaces[i]
+		}
+	}
+	return nil
+}
+
+// ErrMCPTopology is returned when a graph declares both a default and named
+// MCP surfaces.
+var ErrMCPTopology = errors.New("Surface manifest MCP topology must use either one direct surface or named surfaces")
+
+// ToolSurfaces prepares every tool surface of g: the MCP default surface (or
+// every named MCP surface), the Agent surface and the CLI surface.
+//
+// A tool is on a surface when its operation is exposed to the transport
+// (op.Expose; HEAD operations never) and the surface's selection includes
+// it; runtime tools are on a transport when their Transports list it. Names
+// are the explicit tool name or [ToolName]; MCP and Agent names must pass
+// [ValidToolName]; names must be unique within a surface (for the CLI, also
+// against the CLI-only commands). Input schemas are merged from #params,
+// #query and #input and prepared with g.Policy: MCP surfaces with the one
+// global MCP policy (union flattening, schema validation, typed-property and
+// portable-format checks), the Agent surface with the Agent policy, the CLI
+// surface plainly.
+//
+// Every failure is collected; the returned error joins them all, and the
+// returned Tools is then nil.
+func ToolSurfaces(g *graph.Graph) (*Tools, error) {
+	p := &preparer{g: g, inputs: map[inputKey]*prepared{}}
+	var surfaces []Surface
+	mcp := g.Surfaces.MCP
+	switch {
+	case mcp != nil && mcp.Default != nil && len(mcp.Named) > 0:
+		return nil, ErrMCPTopology
+	case mcp != nil && len(mcp.Named) > 0:
+		for _, ns := range mcp.Named {
+			sel := ns.Selection
+			surfaces = append(surfaces, p.surface(graph.MCP, ns.Name, &sel))
+		}
+	default:
+		var sel *graph.Selection
+		if mcp != nil {
+			sel = mcp.Default
+		}
+		surfaces = append(surfaces, p.surface(graph.MCP, "", sel))
+	}
+	surfaces = append(surfaces,
+		p.surface(graph.AGENT, "", g.Surfaces.Agent),
+		p.surface(graph.CLI, "", g.Surfaces.CLI))
+	if len(p.errs) > 0 {
+		return nil, errors.Join(p.errs...)
+	}
+	slices.SortStableFunc(surfaces, func(a, b Surface) int {
+		return cmp.Or(graph.CompareUTF16(string(a.Transport), string(b.Transport)), graph.CompareUTF16(a.Name, b.Name))
+	})
+	slices.SortFunc(p.warnings, func(a, b Warning) int {
+		return cmp.Or(graph.CompareUTF16(string(a.Transport), string(b.Transport)),
+			graph.CompareUTF16(a.Surface, b.Surface), graph.CompareUTF16(a.Tool, b.Tool),
+			graph.CompareUTF16(a.Message, b.Message))
+	})
+	return &Tools{Surfaces: surfaces, Warnings: p.warnings}, nil
+}
+
+// candidate is a tool before preparation.
+type candidate struct {
+	key string // selection key: "service.action" or "runtime.NAME"
+	op  *graph.Operation
+	rt  *graph.RuntimeTool
+}
+
+// candidates lists what transport t may show, in graph order, plus the keys
+// of everything that exists but is not exposed to t (for selection errors).
+func candidates(g *graph.Graph, t graph.Transport) (exposed []candidate, hidden map[string]bool) {
+	hidden = map[string]bool{}
+	for _, op := range g.Operations() {
+		c := candidate{key: op.ID(), op: op}
+		if op.Method == "HEAD" || !op.Exposed(t) {
+			hidden[c.key] = true
+			continue
+		}
+		exposed = append(exposed, c)
+	}
+	for i := range g.RuntimeTools {
+		rt := &g.RuntimeTools[i]
+		c := candidate{key: "runtime." + rt.Name, rt: rt}
+		if !slices.Contains(rt.Transports, t) {
+			hidden[c.key] = true
+			continue
+		}
+		exposed = append(exposed, c)
+	}
+	return exposed, hidden
+}
+
+// selectionLabel names a selection in error messages.
+func selectionLabel(t graph.Transport, name string) string {
+	switch {
+	case t == graph.MCP && name != "":
+		return "surfaces.mcp.named." + name
+	case t == graph.MCP:
+		return "surfaces.mcp.default"
+	default:
+		return "surfaces." + strings.ToLower(string(t))
+	}
+}
+
+// Select applies a selection to the candidates of transport t: a nil
+// selection or an absent Include selects everything; Exclude removes. A
+// literal pattern (no '*') that matches nothing exposed to t is an error; a
+// wildcard silently skips what is not exposed.
+func selectCandidates(g *graph.Graph, t graph.Transport, surface string, sel *graph.Selection) ([]candidate, []error) {
+	exposed, hidden := candidates(g, t)
+	if sel == nil {
+		return exposed, nil
+	}
+	var errs []error
+	where := selectionLabel(t, surface)
+	check := func(field string, patterns []string) {
+		for _, pat := range patterns {
+			if strings.Contains(pat, "*") {
+				continue
+			}
+			found := slices.ContainsFunc(exposed, func(c candidate) bool { return c.key == pat })
+			switch {
+			case found:
+			case hidden[pat]:
+				errs = append(errs, fmt.Errorf("%s.%s: %q is not exposed to %s", where, field, pat, t))
+			default:
+				errs = append(errs, fmt.Errorf("%s.%s: %q names no operation or runtime tool", where, field, pat))
+			}
+		}
+	}
+	check("include", sel.Include)
+	check("exclude", sel.Exclude)
+	var out []candidate
+	for _, c := range exposed {
+		if sel.Include != nil && !slices.ContainsFunc(sel.Include, func(p string) bool { return MatchPattern(p, c.key) }) {
+			continue
+		}
+		if slices.ContainsFunc(sel.Exclude, func(p string) bool { return MatchPattern(p, c.key) }) {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out, errs
+}
+
+// MatchPattern reports whether a selection pattern matches a key
+// ("service.action" or "runtime.NAME"). '*' matches any run of characters,
+// including none; every other character matches itself.
+func MatchPattern(pattern, key string) bool {
+	star := strings.IndexByte(pattern, '*')
+	if star < 0 {
+		return pattern == key
+	}
+	if !strings.HasPrefix(key, pattern[:star]) {
+		return false
+	}
+	rest := pattern[star+1:]
+	for i := star; i <= len(key); i++ {
+		if MatchPattern(rest, key[i:]) {
+			return true
+		}
+	}
+	return false
+}
+
+// preparer prepares surfaces and caches prepared inputs, so an operation on
+// several MCP surfaces is prepared (and validated) once.
+type preparer struct {
+	g        *graph.Graph
+	inputs   map[inputKey]*prepared
+	errs     []error
+	warnings []Warning
+}
+
+type inputKey struct {
+	id        string
+	transport graph.Transport
+}
+
+// prepared is the outcome of preparing one tool's input for one transport.
+type prepared struct {
+	doc      json.RawMessage
+	digest   graph.Digest
+	args     argSplitter
+	drop     bool     // dropped by schemaValidation warn|skip
+	warnings []string // non-fatal findings
+	err      error
+}
+
+func (p *preparer) surface(t graph.Transport, name string, sel *graph.Selection) Surface {
+	s := Surface{Transport: t, Name: name, Tools: []Tool{}}
+	cands, errs := selectCandidates(p.g, t, name, sel)
+	p.errs = append(p.errs, errs...)
+	for _, c := range cands {
+		tool, ok := p.tool(t, name, c)
+		if ok {
+			s.Tools = append(s.Tools, tool)
+		}
+	}
+	slices.SortStableFunc(s.Tools, func(a, b Tool) int {
+		return cmp.Or(graph.CompareUTF16(a.Name, b.Name), graph.CompareUTF16(a.Service, b.Service),
+			graph.CompareUTF16(a.Action, b.Action), graph.CompareUTF16(string(a.Kind), string(b.Kind)))
+	})
+	p.checkDuplicates(&s)
+	return s
+}
+
+func (p *preparer) tool(t graph.Transport, surface string, c candidate) (Tool, bool) {
+	var tool Tool
+	if c.op != nil {
+		op := c.op
+		tool = Tool{Kind: KindContract, Service: op.Service, Action: op.Action, Method: op.Method,
+			Scope: op.Scope, Description: op.Desc, Op: op, OutputDigest: op.Output}
+		explicit := ""
+		if op.Tool != nil {
+			tool.Annotations = op.Tool.Annotations
+			explicit = op.Tool.Name
+		}
+		name, err := ResolveToolName(op.Service, op.Action, explicit, t)
+		tool.Name = name
+		if err != nil {
+			p.errs = append(p.errs, fmt.Errorf("%s tool name of %s: %w", t, tool.label(), err))
+			return Tool{}, false
+		}
+	} else {
+		rt := c.rt
+		tool = Tool{Kind: KindRuntime, Service: rt.Identity.Service, Action: rt.Identity.Action,
+			Method: rt.Identity.Method, Scope: rt.Identity.Scope, Name: rt.Name, Description: rt.Desc,
+			Annotations: rt.Annotations, Runtime: rt, OutputDigest: rt.Output}
+		if tool.Scope == "" {
+			tool.Scope = "public"
+		}
+		if t != graph.CLI {
+			if err := ValidToolName(rt.Name); err != nil {
+				p.errs = append(p.errs, fmt.Errorf("%s tool name of %s: %w", t, tool.label(), err))
+				return Tool{}, false
+			}
+		}
+	}
+	tool.Output = p.g.Schema(tool.OutputDigest)
+	in := p.input(t, c, &tool)
+	if in.err != nil {
+		return Tool{}, false
+	}
+	for _, w := range in.warnings {
+		p.warnings = append(p.warnings, Warning{Transport: t, Surface: surface, Tool: tool.Name, Message: w})
+	}
+	if in.drop {
+		return Tool{}, false
+	}
+	tool.Input, tool.InputDigest, tool.args = in.doc, in.digest, in.args
+	return tool, true
+}
+
+// input prepares (once per transport) the advertised input of a candidate.
+// Errors are recorded once, however many surfaces show the tool.
+func (p *preparer) input(t graph.Transport, c candidate, tool *Tool) *prepared {
+	k := inputKey{id: c.key, transport: t}
+	if in, ok := p.inputs[k]; ok {
+		return in
+	}
+	in := &prepared{}
+	p.inputs[k] = in
+	flatten := (t == graph.MCP && p.g.Policy.MCP.FlattenUnionInput) || (t == graph.AGENT && p.g.Policy.Agent.FlattenUnionInput)
+	doc, args, err := advertisedInput(p.g, c, flatten)
+	if err != nil {
+		in.err = fmt.Errorf("%s tool %q (%s): %w", t, tool.Name, tool.label(), err)
+		p.errs = append(p.errs, in.err)
+		return in
+	}
+	switch t {
+	case graph.MCP:
+		pol := p.g.Policy.MCP
+		res := validateMCP(tool.Name, doc, tool.Output, pol)
+		in.warnings = res.findings
+		if res.failure != "" {
+			switch pol.SchemaValidation {
+			case graph.ValidationWarn:
+				in.drop = true
+				in.warnings = append(in.warnings, res.failure+"; tool dropped from MCP (schemaValidation: warn)")
+			case graph.ValidationSkip:
+				in.drop = true
+			default:
+				in.err = fmt.Errorf("MCP tool %q (%s): %s", tool.Name, tool.label(), res.failure)
+				p.errs = append(p.errs, in.err)
+				return in
+			}
+		}
+	case graph.AGENT:
+		if p.g.Policy.Agent.Strict {
+			doc = strictSchema(doc)
+		}
+	}
+	b, d, err := graph.SchemaDigest(doc)
+	if err != nil {
+		in.err = fmt.Errorf("%s tool %q (%s): %w", t, tool.Name, tool.label(), err)
+		p.errs = append(p.errs, in.err)
+		return in
+	}
+	in.doc, in.digest, in.args = b, d, args
+	return in
+}
+
+func (p *preparer) checkDuplicates(s *Surface) {
+	what := map[graph.Transport]string{graph.MCP: "MCP tool name", graph.AGENT: "agent tool name", graph.CLI: "CLI command"}[s.Transport]
+	where := ""
+	if s.Name != "" {
+		where = fmt.Sprintf(" on MCP surface %q", s.Name)
+	}
+	for i := 1; i < len(s.Tools); i++ {
+		a, b := &s.Tools[i-1], &s.Tools[i]
+		if a.Name == b.Name {
+			p.errs = append(p.errs, fmt.Errorf("Duplicate %s %q across mounted operations%s: %s and %s", what, a.Name, where, a.label(), b.label()))
+		}
+	}
+	if s.Transport == graph.CLI {
+		for _, cmd := range p.g.CliCommands {
+			if t := s.Tool(cmd.Name); t != nil {
+				p.errs = append(p.errs, fmt.Errorf("Duplicate CLI command %q across mounted operations: %s and CLI-only command %q", cmd.Name, t.label(), cmd.Name))
+			}
+		}
+	}
+}

@@ -1,0 +1,160 @@
+package project
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"stitchkit.dev/stitchkit/pkg/graph"
+)
+
+// MCP schema validation profile (research contracts §2.5.1), applied to
+// exactly the document an MCP surface advertises.
+
+// PortableFormats are the JSON Schema formats every MCP host is expected to
+// understand; policy.mcp.allowFormats extends the list.
+var PortableFormats = []string{"date", "time", "date-time", "duration", "uri", "uri-reference",
+	"uri-template", "email", "hostname", "ipv4", "ipv6", "regex", "uuid", "json-pointer",
+	"relative-json-pointer"}
+
+// mcpCheck is the outcome of the MCP profile for one tool.
+type mcpCheck struct {
+	// failure makes schemaValidation decide: throw, or drop the tool.
+	failure string
+	// findings are reported and never drop the tool.
+	findings []string
+}
+
+// typedKeywords give a property a provable shape.
+var typedKeywords = []string{"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "not"}
+
+func validateMCP(tool string, doc any, output json.RawMessage, pol graph.MCPPolicy) mcpCheck {
+	var res mcpCheck
+	root, ok := doc.(map[string]any)
+	if !ok {
+		res.failure = "input schema is not JSON Schema-compatible"
+		return res
+	}
+	if _, hasProps := root["properties"].(map[string]any); root["type"] != "object" || !hasProps || !isPlainObject(root) {
+		res.failure = "input must be an object schema (type: object with properties); flatten the union with policy.mcp.flattenUnionInput or remove MCP from expose"
+	}
+	if pol.RequireTypedProperties {
+		var untyped []string
+		walkProperties(root, tool, func(path string, s any) {
+			if !isTyped(s) && !slices.Contains(pol.AllowUntyped, path) {
+				untyped = append(untyped, path)
+			}
+		})
+		slices.SortFunc(untyped, graph.CompareUTF16)
+		for _, p := range untyped {
+			res.findings = append(res.findings, fmt.Sprintf("untyped property %s: give it a type or list it in policy.mcp.allowUntyped", p))
+		}
+	}
+	if pol.RequirePortableFormats {
+		var bad []string
+		check := func(side string, s any) {
+			walkFormats(s, side, func(path, format string) {
+				if !slices.Contains(PortableFormats, format) && !slices.Contains(pol.AllowFormats, format) {
+					bad = append(bad, fmt.Sprintf("non-portable format %q at %s: list it in policy.mcp.allowFormats if every host supports it", format, path))
+				}
+			})
+		}
+		check("input", root)
+		if output != nil {
+			if out, err := decodeJSON(output); err == nil {
+				check("output", out)
+			} else {
+				res.findings = append(res.findings, "output schema is not JSON Schema-compatible")
+			}
+		}
+		slices.SortFunc(bad, graph.CompareUTF16)
+		res.findings = append(res.findings, bad...)
+	}
+	return res
+}
+
+func isTyped(s any) bool {
+	m, ok := s.(map[string]any)
+	if !ok {
+		return false
+	}
+	for _, k := range typedKeywords {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// walkProperties calls f for every property schema reachable from s, with a
+// dotted path of property names prefixed by prefix ("tool.field.sub").
+// Items, combinators and additionalProperties add no path segment; $defs
+// add "$defs.NAME".
+func walkProperties(s any, prefix string, f func(path string, s any)) {
+	m, ok := s.(map[string]any)
+	if !ok {
+		return
+	}
+	if props, ok := m["properties"].(map[string]any); ok {
+		for _, k := range sortedKeys(props) {
+			f(prefix+"."+k, props[k])
+			walkProperties(props[k], prefix+"."+k, f)
+		}
+	}
+	if pp, ok := m["patternProperties"].(map[string]any); ok {
+		for _, k := range sortedKeys(pp) {
+			walkProperties(pp[k], prefix, f)
+		}
+	}
+	for _, k := range []string{"$defs", "definitions"} {
+		if defs, ok := m[k].(map[string]any); ok {
+			for _, name := range sortedKeys(defs) {
+				walkProperties(defs[name], prefix+".$defs."+name, f)
+			}
+		}
+	}
+	for _, k := range []string{"items", "additionalProperties", "not", "if", "then", "else", "contains"} {
+		walkProperties(m[k], prefix, f)
+	}
+	for _, k := range []string{"allOf", "anyOf", "oneOf", "prefixItems"} {
+		if l, ok := m[k].([]any); ok {
+			for _, b := range l {
+				walkProperties(b, prefix, f)
+			}
+		}
+	}
+}
+
+// walkFormats calls f for every "format" keyword in a schema tree.
+func walkFormats(s any, path string, f func(path, format string)) {
+	m, ok := s.(map[string]any)
+	if !ok {
+		return
+	}
+	if format, ok := m["format"].(string); ok {
+		f(path, format)
+	}
+	for _, k := range schemaValued {
+		walkFormats(m[k], path+"."+k, f)
+	}
+	for _, k := range schemaLists {
+		if l, ok := m[k].([]any); ok {
+			for i, b := range l {
+				walkFormats(b, path+"."+k+"["+strconv.Itoa(i)+"]", f)
+			}
+		}
+	}
+	for _, k := range schemaMaps {
+		if mm, ok := m[k].(map[string]any); ok {
+			for _, name := range sortedKeys(mm) {
+				seg := name
+				if k != "properties" {
+					seg = k + "." + name
+				}
+				walkFormats(mm[name], strings.TrimPrefix(path+"."+seg, "."), f)
+			}
+		}
+	}
+}
