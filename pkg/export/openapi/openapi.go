@@ -1,0 +1,411 @@
+// Package openapi exports the HTTP projection of a stitchkit contract as an
+// OpenAPI 3.1.0 document.
+//
+// Start with [Generate]:
+//
+//	g, err := compile.Compile(ctx, "./contracts") // or graph.Load(graphJSON)
+//	doc, err := openapi.Generate(g, &openapi.Options{Prefix: "/api"})
+//	os.WriteFile("openapi.json", doc, 0o644)
+//
+// The paths come from [project.HTTPRoutes] — the same function the HTTP
+// mount and the surface manifest use — so every path key and method in the
+// document equals a manifest HTTP row, and runtime tools and operations not
+// exposed on HTTP never appear.
+//
+// The bytes are deterministic: canonical JSON (keys in UTF-16 code-unit
+// order) indented with two spaces and ending in a newline. They do not
+// depend on map iteration order or on the order of services in the graph.
+//
+// # Document shape
+//
+//   - Path keys are exactly the projector's route paths, in Go net/http
+//     pattern syntax. A final "{rest...}" segment is kept verbatim (OpenAPI
+//     3.1 allows any character but braces in a template name), so discovery
+//     compares OpenAPI path keys to manifest rows by plain string equality.
+//     The matching path parameter is named "rest..." and the operation
+//     carries "x-stitchkit-trailing-wildcard": "rest" to say the value spans
+//     the remaining segments ("/" included).
+//   - operationId is "service_action"; summary is the operation's desc; tags
+//     hold the service name; "x-stitchkit-scope" holds the effective scope.
+//   - Path parameters come from the #params schema's properties (required);
+//     query parameters from #query (required per its "required" list; lists
+//     use style form, explode true, i.e. repeated keys); #input is the JSON
+//     request body, required unless it is an object schema without required
+//     properties.
+//   - Success is 200 with the #output schema, 204 "No content" without one,
+//     and 200 "Headers only" for HEAD.
+//   - Every error response carries the HTTP error envelope
+//     {"error":{"code","message","details"?}} whose "code" is an enum of the
+//     codes that can produce that status: 400 (BAD_REQUEST,
+//     VALIDATION_ERROR) and 500 (INTERNAL_SERVER_ERROR) always; 401
+//     (UNAUTHORIZED) and 403 (FORBIDDEN) unless the scope is "public"; plus
+//     each declared error code under its registry status, codes sharing a
+//     status grouped in one response.
+//   - Scopes are security requirements on one HTTP bearer scheme named
+//     "stitchkit": {"stitchkit": [scope]}. OpenAPI 3.1 allows role names in
+//     the requirement of a non-OAuth scheme; stitchkit scopes are exactly
+//     that — names the application's auth hook gives meaning to. Public
+//     operations declare "security": [].
+//   - Operation schemas are embedded as JSON Schema 2020-12 (the OpenAPI
+//     3.1 dialect) without any loss. Their "$defs" are hoisted into
+//     components.schemas: a definition keeps its name ("Task") unless two
+//     different definitions share it, in which case each variant is named
+//     after the first schema declaring it ("tasks_get_output_Task").
+package openapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"stitchkit.dev/stitchkit/pkg/export/internal/schemas"
+	"stitchkit.dev/stitchkit/pkg/graph"
+	"stitchkit.dev/stitchkit/pkg/project"
+)
+
+// Version is the OpenAPI version of the documents this package writes.
+const Version = "3.1.0"
+
+// SecuritySchemeName is the name of the security scheme scoped operations
+// require.
+const SecuritySchemeName = "stitchkit"
+
+// Options configures [Generate]. A nil *Options means defaults.
+type Options struct {
+	// Prefix is the mount prefix placed before every route (e.g. "/api"),
+	// passed to [project.HTTPRoutes]. It must equal the prefix the HTTP
+	// mount and the manifest use.
+	Prefix string
+	// Servers are listed in the document's "servers" array, in order.
+	Servers []Server
+}
+
+// Server is one entry of the document's "servers" array.
+type Server struct {
+	URL         string
+	Description string
+}
+
+// Generate returns the OpenAPI 3.1.0 JSON document of g's HTTP projection.
+// It fails, rather than emit a lossy document, when a schema is missing
+// from the graph, a declared error code is not in the error registry, or a
+// #params/#query schema is not an object schema.
+func Generate(g *graph.Graph, opts *Options) ([]byte, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	doc, err := build(g, opts)
+	if err != nil {
+		return nil, err
+	}
+	canon, err := graph.Canonical(doc)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: %w", err)
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, canon, "", "  "); err != nil {
+		return nil, fmt.Errorf("openapi: %w", err)
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
+}
+
+// opSchemas are the hoisted schemas of one operation.
+type opSchemas struct {
+	params, query, input, output *schemas.Use
+}
+
+func build(g *graph.Graph, opts *Options) (map[string]any, error) {
+	routes := project.HTTPRoutes(g, project.HTTPOptions{Prefix: opts.Prefix})
+	status := map[string]int{}
+	for _, e := range g.ErrorRegistry() {
+		status[e.Code] = e.Status
+	}
+
+	// Register every schema first: component names depend on all of them.
+	h := schemas.NewHoister("#/components/schemas/", "")
+	uses := make([]opSchemas, len(routes))
+	for i, r := range routes {
+		op := r.Op
+		label := op.Service + "_" + op.Action
+		add := func(role string, d graph.Digest) (*schemas.Use, error) {
+			if d == "" {
+				return nil, nil
+			}
+			u, err := h.Add(label+"_"+role, g.Schema(d))
+			if err != nil {
+				return nil, fmt.Errorf("openapi: %s %s: %w", op.ID(), role, err)
+			}
+			return u, nil
+		}
+		var err error
+		s := &uses[i]
+		if s.params, err = add("params", op.Params); err != nil {
+			return nil, err
+		}
+		if s.query, err = add("query", op.Query); err != nil {
+			return nil, err
+		}
+		if s.input, err = add("input", op.Input); err != nil {
+			return nil, err
+		}
+		if s.output, err = add("output", op.Output); err != nil {
+			return nil, err
+		}
+	}
+	if err := h.Resolve(); err != nil {
+		return nil, fmt.Errorf("openapi: %w", err)
+	}
+
+	paths := map[string]any{}
+	opIDs := map[string]string{}
+	tags := map[string]bool{}
+	scoped := false
+	for i, r := range routes {
+		op := r.Op
+		operationID := op.Service + "_" + op.Action
+		if prev, ok := opIDs[operationID]; ok {
+			return nil, fmt.Errorf("openapi: operations %s and %s share operationId %q", prev, op.ID(), operationID)
+		}
+		opIDs[operationID] = op.ID()
+		o, err := operation(op, r.Path, uses[i], status)
+		if err != nil {
+			return nil, err
+		}
+		o["operationId"] = operationID
+		tags[op.Service] = true
+		if op.Scope != "public" {
+			scoped = true
+		}
+		item, _ := paths[r.Path].(map[string]any)
+		if item == nil {
+			item = map[string]any{}
+			paths[r.Path] = item
+		}
+		item[strings.ToLower(r.Method)] = o
+	}
+
+	title := g.Info.Title
+	if title == "" {
+		title = g.Name
+	}
+	version := g.Version
+	if version == "" {
+		// info.version is required; a contract always declares one, a
+		// hand-built graph may not.
+		version = "0.0.0"
+	}
+	info := map[string]any{"title": title, "version": version}
+	if g.Info.Description != "" {
+		info["description"] = g.Info.Description
+	}
+	doc := map[string]any{
+		"openapi": Version,
+		"info":    info,
+		"paths":   paths,
+	}
+	if len(opts.Servers) > 0 {
+		var servers []any
+		for _, s := range opts.Servers {
+			srv := map[string]any{"url": s.URL}
+			if s.Description != "" {
+				srv["description"] = s.Description
+			}
+			servers = append(servers, srv)
+		}
+		doc["servers"] = servers
+	}
+	if len(tags) > 0 {
+		names := make([]string, 0, len(tags))
+		for t := range tags {
+			names = append(names, t)
+		}
+		graph.SortUTF16(names)
+		var list []any
+		for _, n := range names {
+			list = append(list, map[string]any{"name": n})
+		}
+		doc["tags"] = list
+	}
+	components := map[string]any{}
+	if c := h.Components(); len(c) > 0 {
+		components["schemas"] = c
+	}
+	if scoped {
+		components["securitySchemes"] = map[string]any{
+			SecuritySchemeName: map[string]any{
+				"type":   "http",
+				"scheme": "bearer",
+				"description": "Credentials the application's auth hook resolves to an identity. " +
+					"The names listed in an operation's requirement are stitchkit scopes " +
+					"(roles), not OAuth scopes.",
+			},
+		}
+	}
+	if len(components) > 0 {
+		doc["components"] = components
+	}
+	return doc, nil
+}
+
+func operation(op *graph.Operation, path string, s opSchemas, status map[string]int) (map[string]any, error) {
+	o := map[string]any{
+		"tags":              []any{op.Service},
+		"x-stitchkit-scope": op.Scope,
+	}
+	if op.Desc != "" {
+		o["summary"] = op.Desc
+	}
+	if op.Scope == "public" {
+		o["security"] = []any{}
+	} else {
+		o["security"] = []any{map[string]any{SecuritySchemeName: []any{op.Scope}}}
+	}
+
+	var params []any
+	names := graph.PathNames(path)
+	if len(names) > 0 {
+		var props map[string]any
+		if s.params != nil {
+			list, isObj, _ := s.params.Object()
+			if !isObj {
+				return nil, fmt.Errorf("openapi: %s: #params is not an object schema", op.ID())
+			}
+			props = map[string]any{}
+			for _, p := range list {
+				props[p.Name] = p.Schema
+			}
+		}
+		wildcard := ""
+		if last := path[strings.LastIndexByte(path, '/')+1:]; strings.HasSuffix(last, "...}") {
+			wildcard = names[len(names)-1]
+		}
+		for _, n := range names {
+			schema, ok := props[n]
+			if !ok {
+				// A path name the #params schema does not describe: the
+				// mount receives it as a string.
+				schema = map[string]any{"type": "string"}
+			}
+			pname := n
+			if n == wildcard {
+				pname = n + "..."
+			}
+			params = append(params, map[string]any{
+				"name": pname, "in": "path", "required": true, "schema": schema,
+			})
+		}
+		if wildcard != "" {
+			o["x-stitchkit-trailing-wildcard"] = wildcard
+		}
+	}
+	if s.query != nil {
+		list, isObj, _ := s.query.Object()
+		if !isObj {
+			return nil, fmt.Errorf("openapi: %s: #query is not an object schema", op.ID())
+		}
+		for _, p := range list {
+			qp := map[string]any{
+				"name": p.Name, "in": "query", "required": p.Required, "schema": p.Schema,
+			}
+			if isArray(p.Schema) {
+				qp["style"] = "form"
+				qp["explode"] = true
+			}
+			params = append(params, qp)
+		}
+	}
+	if len(params) > 0 {
+		o["parameters"] = params
+	}
+
+	if s.input != nil {
+		_, isObj, required := s.input.Object()
+		o["requestBody"] = map[string]any{
+			"required": !isObj || len(required) > 0,
+			"content":  map[string]any{"application/json": map[string]any{"schema": s.input.Schema()}},
+		}
+	}
+
+	responses := map[string]any{}
+	switch {
+	case op.Method == http.MethodHead:
+		responses["200"] = map[string]any{"description": "Headers only"}
+	case s.output != nil:
+		responses["200"] = map[string]any{
+			"description": "Success",
+			"content":     map[string]any{"application/json": map[string]any{"schema": s.output.Schema()}},
+		}
+	default:
+		responses["204"] = map[string]any{"description": "No content"}
+	}
+	codes := map[int][]string{
+		400: {"BAD_REQUEST", "VALIDATION_ERROR"},
+		500: {"INTERNAL_SERVER_ERROR"},
+	}
+	if op.Scope != "public" {
+		codes[401] = []string{"UNAUTHORIZED"}
+		codes[403] = []string{"FORBIDDEN"}
+	}
+	for _, c := range op.Errors {
+		st, ok := status[c]
+		if !ok {
+			return nil, fmt.Errorf("openapi: %s: error code %s is not in the error registry", op.ID(), c)
+		}
+		if !slices.Contains(codes[st], c) {
+			codes[st] = append(codes[st], c)
+		}
+	}
+	for st, list := range codes {
+		graph.SortUTF16(list)
+		responses[strconv.Itoa(st)] = errorResponse(st, list)
+	}
+	o["responses"] = responses
+	return o, nil
+}
+
+// errorResponse documents the HTTP error envelope for codes sharing status.
+func errorResponse(status int, codes []string) map[string]any {
+	enum := make([]any, len(codes))
+	for i, c := range codes {
+		enum[i] = c
+	}
+	text := http.StatusText(status)
+	if text == "" {
+		text = "Error " + strconv.Itoa(status)
+	}
+	return map[string]any{
+		"description": text + " (" + strings.Join(codes, ", ") + ")",
+		"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{
+			"type":     "object",
+			"required": []any{"error"},
+			"properties": map[string]any{"error": map[string]any{
+				"type":     "object",
+				"required": []any{"code", "message"},
+				"properties": map[string]any{
+					"code":    map[string]any{"type": "string", "enum": enum},
+					"message": map[string]any{"type": "string"},
+					"details": map[string]any{"type": "object"},
+				},
+			}},
+		}}},
+	}
+}
+
+func isArray(s any) bool {
+	m, ok := s.(map[string]any)
+	if !ok {
+		return false
+	}
+	switch t := m["type"].(type) {
+	case string:
+		return t == "array"
+	case []any:
+		return slices.Contains(t, any("array"))
+	}
+	return false
+}
