@@ -244,3 +244,61 @@ func TestOperationShape(t *testing.T) {
 		t.Errorf("info = %s", got)
 	}
 }
+
+// TestValidatorCatchesBrokenDocument makes sure the kin-openapi check above
+// can fail: a document missing a path parameter must be refused.
+func TestValidatorCatchesBrokenDocument(t *testing.T) {
+	doc := generate(t, tasksGraph(t, false), nil)
+	broken := bytes.Replace(doc, []byte(`"name": "rest..."`), []byte(`"name": "rest"`), 1)
+	if bytes.Equal(doc, broken) {
+		t.Fatal("fixture did not change")
+	}
+	d, err := openapi3.NewLoader().LoadFromData(broken)
+	if err != nil {
+		return
+	}
+	if err := d.Validate(context.Background()); err == nil {
+		t.Fatal("kin-openapi accepted a document whose path parameter does not match its template")
+	}
+}
+
+func TestGenerateErrors(t *testing.T) {
+	g := tasksGraph(t, false)
+	g.Services[1].Operations[3].Errors = []string{"NOPE"}
+	if _, err := openapi.Generate(g, nil); err == nil || !strings.Contains(err.Error(), "NOPE") {
+		t.Errorf("unknown error code: err = %v", err)
+	}
+	g = tasksGraph(t, false)
+	g.Services[1].Operations[3].Output = "0000000000000000"
+	if _, err := openapi.Generate(g, nil); err == nil || !strings.Contains(err.Error(), "tasks.get") {
+		t.Errorf("missing schema: err = %v", err)
+	}
+	g = tasksGraph(t, false)
+	g.Services[1].Operations[4].Query = add(t, g, map[string]any{"type": "string"})
+	if _, err := openapi.Generate(g, nil); err == nil || !strings.Contains(err.Error(), "#query") {
+		t.Errorf("non-object query: err = %v", err)
+	}
+}
+
+// TestCollidingDefinitionNames: two different $defs named Task get
+// owner-prefixed component names and the document still validates.
+func TestCollidingDefinitionNames(t *testing.T) {
+	g := tasksGraph(t, false)
+	other := add(t, g, withDefs(ref("Task"), map[string]any{"Task": map[string]any{"type": "string"}}))
+	g.Services[0].Operations[0].Output = other // health.ping
+	doc := generate(t, g, nil)
+	validate(t, doc)
+	m := decodeDoc(t, doc)
+	comps := get(t, m, "components", "schemas").(map[string]any)
+	var names []string
+	for n := range comps {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	if got := strings.Join(names, ","); got != "health_ping_output_Task,tasks_list_output_Task" {
+		t.Errorf("components = %s", got)
+	}
+	if got := mustJSON(t, get(t, m, "paths", "/health", "get", "responses", "200", "content", "application/json", "schema")); got != `{"$ref":"#/components/schemas/health_ping_output_Task"}` {
+		t.Errorf("ping output = %s", got)
+	}
+}
