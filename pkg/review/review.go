@@ -1,0 +1,1032 @@
+// Package review classifies the changes between two versions of a stitchkit
+// contract: what changed, on which surface (HTTP route, MCP tool on a named
+// surface, Agent tool, CLI command, realtime event, error code, scope), and
+// whether it breaks a caller.
+//
+// Start with [Compare]: it takes the old and the new [graph.Graph] and
+// returns a [Report] whose findings are sorted and byte-stable. Every
+// [Finding] carries a stable rule id, a fingerprint that survives unrelated
+// edits (so a reviewed change can be accepted by a [Suppressions] file), a
+// severity, the surface callers see, a location (operation, tool or event
+// plus a JSON pointer into the schema) and the source position in the new
+// contract.
+//
+//	old, _ := compile.Compile(ctx, "old/contracts")
+//	new, _ := compile.Compile(ctx, "contracts")
+//	rep, err := review.Compare(old, new, nil)
+//	if err != nil { ... }
+//	rep.WriteText(os.Stdout)
+//	if rep.Breaking() > 0 { os.Exit(100) }
+//
+// Direction decides severity: narrowing what the server accepts (params,
+// query, request bodies, tool arguments, clientToServer event arguments,
+// acks of serverToClient events) or widening what it returns (outputs,
+// serverToClient event arguments, acks of clientToServer events) breaks
+// callers. The rules and their severities are listed in docs/review.md and
+// by [Rules].
+package review
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"stitchkit.dev/stitchkit/pkg/graph"
+	"stitchkit.dev/stitchkit/pkg/project"
+)
+
+// ReportVersion is the version of the JSON report shape
+// (report.schema.json). Bump it when a field is added, removed or changes
+// meaning.
+const ReportVersion = 1
+
+// Severity is how much a change matters to existing callers.
+type Severity string
+
+// Severities, most severe first.
+const (
+	// Breaking changes break existing callers; they fail `stitch diff`
+	// (exit 100) unless suppressed.
+	Breaking Severity = "breaking"
+	// Warning changes may break some callers and deserve a reviewer's look.
+	Warning Severity = "warning"
+	// Info changes are compatible.
+	Info Severity = "info"
+)
+
+func (s Severity) rank() int {
+	switch s {
+	case Breaking:
+		return 0
+	case Warning:
+		return 1
+	}
+	return 2
+}
+
+// Finding is one classified change.
+type Finding struct {
+	// Rule is the stable rule id, e.g. "request-required-property-added".
+	Rule string `json:"rule"`
+	// Fingerprint is the first 16 hex characters of the SHA-256 of the
+	// rule, the surface key and the location. It does not depend on
+	// source positions, messages or unrelated parts of the contract, so a
+	// suppression keeps matching the same change.
+	Fingerprint string `json:"fingerprint"`
+	// Severity is breaking, warning or info.
+	Severity Severity `json:"severity"`
+	// Surface is what callers see, e.g. "HTTP GET /tasks/{id}",
+	// "MCP tool list_tasks (surface member)", "AGENT tool list_tasks",
+	// "CLI command list_tasks", "REALTIME board.clientToServer.watch",
+	// "error TASK_NOT_FOUND" or "operation tasks.get".
+	Surface string `json:"surface"`
+	// Location is the operation, tool, event, error code or surface id,
+	// optionally followed by "#" and a JSON pointer into the schema, e.g.
+	// "tasks.get#/output/properties/title/maxLength".
+	Location string `json:"location"`
+	// Message explains the change to a human.
+	Message string `json:"message"`
+	// Pos is the source position in the new contract (in the old one for
+	// removals); the zero Pos when that side was read from graph.json.
+	Pos graph.Pos `json:"-"`
+	// Suppressed reports that a suppression accepted this finding; it then
+	// does not count as breaking.
+	Suppressed bool `json:"suppressed,omitempty"`
+	// SuppressionReason is the reason given by the suppression.
+	SuppressionReason string `json:"suppressionReason,omitempty"`
+
+	surfaceKey string // part of the fingerprint: transport and surface name for tool rows
+}
+
+// Operation returns the id part of Location (before any "#").
+func (f *Finding) Operation() string {
+	id, _, _ := strings.Cut(f.Location, "#")
+	return id
+}
+
+type findingJSON struct {
+	Rule              string   `json:"rule"`
+	Fingerprint       string   `json:"fingerprint"`
+	Severity          Severity `json:"severity"`
+	Surface           string   `json:"surface"`
+	Location          string   `json:"location"`
+	Message           string   `json:"message"`
+	Pos               *posJSON `json:"pos,omitempty"`
+	Suppressed        bool     `json:"suppressed,omitempty"`
+	SuppressionReason string   `json:"suppressionReason,omitempty"`
+}
+
+type posJSON struct {
+	File string `json:"file"`
+	Line int    `json:"line"`
+	Col  int    `json:"col"`
+}
+
+// MarshalJSON writes the finding with its position as {file, line, col}.
+func (f Finding) MarshalJSON() ([]byte, error) {
+	j := findingJSON{Rule: f.Rule, Fingerprint: f.Fingerprint, Severity: f.Severity, Surface: f.Surface,
+		Location: f.Location, Message: f.Message, Suppressed: f.Suppressed, SuppressionReason: f.SuppressionReason}
+	if f.Pos.IsValid() {
+		j.Pos = &posJSON{File: f.Pos.File, Line: f.Pos.Line, Col: f.Pos.Col}
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads a finding written by MarshalJSON.
+func (f *Finding) UnmarshalJSON(b []byte) error {
+	var j findingJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*f = Finding{Rule: j.Rule, Fingerprint: j.Fingerprint, Severity: j.Severity, Surface: j.Surface,
+		Location: j.Location, Message: j.Message, Suppressed: j.Suppressed, SuppressionReason: j.SuppressionReason}
+	if j.Pos != nil {
+		f.Pos = graph.Pos{File: j.Pos.File, Line: j.Pos.Line, Col: j.Pos.Col}
+	}
+	return nil
+}
+
+// Side describes one side of a comparison.
+type Side struct {
+	// Source is where the side was read from (a folder, a graph.json file
+	// or git:REF:DIR); set by the caller through [Options].
+	Source string `json:"source,omitempty"`
+	// Contract and Version are the contract's name and version.
+	Contract string `json:"contract"`
+	Version  string `json:"version"`
+}
+
+// Summary counts findings. Suppressed findings count only as Suppressed.
+type Summary struct {
+	Breaking   int `json:"breaking"`
+	Warning    int `json:"warning"`
+	Info       int `json:"info"`
+	Suppressed int `json:"suppressed"`
+}
+
+// Report is the result of [Compare].
+type Report struct {
+	// ReportVersion is [ReportVersion].
+	ReportVersion int     `json:"reportVersion"`
+	Old           Side    `json:"old"`
+	New           Side    `json:"new"`
+	Summary       Summary `json:"summary"`
+	// Findings are sorted by severity, surface, location, rule and
+	// fingerprint.
+	Findings []Finding `json:"findings"`
+}
+
+// Breaking returns the number of unsuppressed breaking findings.
+func (r *Report) Breaking() int { return r.Summary.Breaking }
+
+// Options configures [Compare]. A nil *Options means defaults.
+type Options struct {
+	// OldSource and NewSource label the two sides in the report.
+	OldSource, NewSource string
+	// Suppressions accepts reviewed findings by fingerprint; nil means none.
+	Suppressions *Suppressions
+	// Now is the date suppressions expire against; zero means time.Now.
+	Now time.Time
+}
+
+// Compare classifies every change from old to new. It fails when either
+// graph cannot be projected (the comparison would be incomplete), never by
+// returning a partial report.
+func Compare(old, new *graph.Graph, opts *Options) (*Report, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	if old == nil || new == nil {
+		return nil, fmt.Errorf("review: both graphs are required")
+	}
+	c := &comparer{old: old, new: new}
+	var err error
+	if c.oldTools, err = project.ToolSurfaces(old); err != nil {
+		return nil, fmt.Errorf("review: old contract: %w", err)
+	}
+	if c.newTools, err = project.ToolSurfaces(new); err != nil {
+		return nil, fmt.Errorf("review: new contract: %w", err)
+	}
+	c.oldRoutes = routesByOp(old)
+	c.newRoutes = routesByOp(new)
+	steps := []func() error{c.contract, c.errors, c.operations, c.toolSurfaces, c.runtimeTools, c.cliCommands, c.realtime, c.policy}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return nil, fmt.Errorf("review: %w", err)
+		}
+	}
+	for i := range c.findings {
+		f := &c.findings[i]
+		f.Fingerprint = fingerprint(f.Rule, f.surfaceKey, f.Location)
+	}
+	rep := &Report{
+		ReportVersion: ReportVersion,
+		Old:           Side{Source: opts.OldSource, Contract: old.Name, Version: old.Version},
+		New:           Side{Source: opts.NewSource, Contract: new.Name, Version: new.Version},
+		Findings:      c.findings,
+	}
+	if opts.Suppressions != nil {
+		now := opts.Now
+		if now.IsZero() {
+			now = time.Now()
+		}
+		opts.Suppressions.apply(rep, now)
+	}
+	rep.finish()
+	return rep, nil
+}
+
+// finish de-duplicates, sorts and counts the findings.
+func (r *Report) finish() {
+	sortFindings(r.Findings)
+	r.Findings = slices.CompactFunc(r.Findings, func(a, b Finding) bool {
+		return a.Fingerprint == b.Fingerprint && a.Message == b.Message && a.Surface == b.Surface
+	})
+	if r.Findings == nil {
+		r.Findings = []Finding{}
+	}
+	r.Summary = Summary{}
+	for _, f := range r.Findings {
+		switch {
+		case f.Suppressed:
+			r.Summary.Suppressed++
+		case f.Severity == Breaking:
+			r.Summary.Breaking++
+		case f.Severity == Warning:
+			r.Summary.Warning++
+		default:
+			r.Summary.Info++
+		}
+	}
+}
+
+func sortFindings(fs []Finding) {
+	slices.SortStableFunc(fs, func(a, b Finding) int {
+		return cmp.Or(cmp.Compare(a.Severity.rank(), b.Severity.rank()),
+			graph.CompareUTF16(a.Surface, b.Surface), graph.CompareUTF16(a.Location, b.Location),
+			graph.CompareUTF16(a.Rule, b.Rule), graph.CompareUTF16(a.Fingerprint, b.Fingerprint),
+			graph.CompareUTF16(a.Message, b.Message))
+	})
+}
+
+// fingerprint hashes what identifies a change and nothing else.
+func fingerprint(rule, surfaceKey, location string) string {
+	sum := sha256.Sum256([]byte(rule + "\x00" + surfaceKey + "\x00" + location))
+	return hex.EncodeToString(sum[:])[:16]
+}
+
+// comparer holds both sides while the steps run.
+type comparer struct {
+	old, new             *graph.Graph
+	oldTools, newTools   *project.Tools
+	oldRoutes, newRoutes map[string]project.Route
+	findings             []Finding
+}
+
+func routesByOp(g *graph.Graph) map[string]project.Route {
+	m := map[string]project.Route{}
+	for _, r := range project.HTTPRoutes(g, project.HTTPOptions{}) {
+		m[r.Op.ID()] = r
+	}
+	return m
+}
+
+// emit records a finding.
+func (c *comparer) emit(rule string, sev Severity, surface, surfaceKey, location string, pos graph.Pos, format string, a ...any) {
+	c.findings = append(c.findings, Finding{Rule: rule, Severity: sev, Surface: surface, Location: location,
+		Message: fmt.Sprintf(format, a...), Pos: pos, surfaceKey: surfaceKey})
+}
+
+// pos returns the most specific recorded source position of node path base
+// (extended by the property names in pointer) in g, trying shorter paths
+// until one is known.
+func pos(g *graph.Graph, base string, pointer string) graph.Pos {
+	if g == nil || g.Sources == nil {
+		return graph.Pos{}
+	}
+	parts := []string{base}
+	toks := strings.Split(strings.TrimPrefix(pointer, "/"), "/")
+	for i := 0; i+1 < len(toks); i++ {
+		if toks[i] == "properties" {
+			parts = append(parts, strings.ReplaceAll(strings.ReplaceAll(toks[i+1], "~1", "/"), "~0", "~"))
+			i++
+		}
+	}
+	for n := len(parts); n > 0; n-- {
+		if p := g.Source(strings.Join(parts[:n], ".")); p.IsValid() {
+			return p
+		}
+	}
+	// Fall back to the enclosing nodes of base itself.
+	segs := strings.Split(base, ".")
+	for n := len(segs) - 1; n > 0; n-- {
+		if p := g.Source(strings.Join(segs[:n], ".")); p.IsValid() {
+			return p
+		}
+	}
+	return graph.Pos{}
+}
+
+// posEither prefers the new contract and falls back to the old one.
+func (c *comparer) posEither(base, pointer string) graph.Pos {
+	if p := pos(c.new, base, pointer); p.IsValid() {
+		return p
+	}
+	return pos(c.old, base, pointer)
+}
+
+func opNode(op *graph.Operation) string {
+	return graph.NodePath("services", op.Service, "operations", op.Action)
+}
+
+// schemaUnit is one schema slot compared in one direction.
+type schemaUnit struct {
+	name     string // "params", "input", "args", ...
+	dir      Direction
+	old, new graph.Digest
+	node     string // node path suffix, e.g. "#input"
+}
+
+// compareSchemas diffs each unit and emits its findings on surface.
+func (c *comparer) compareSchemas(surface, surfaceKey, subject, nodeBase string, units []schemaUnit) error {
+	return c.compareSchemaDocs(surface, surfaceKey, subject, nodeBase, units, c.old.Schema, c.new.Schema)
+}
+
+func (c *comparer) compareSchemaDocs(surface, surfaceKey, subject, nodeBase string, units []schemaUnit, oldDoc, newDoc func(graph.Digest) json.RawMessage) error {
+	for _, u := range units {
+		if u.old == u.new {
+			continue
+		}
+		fs, err := diffSchemas(u.dir, oldDoc(u.old), newDoc(u.new))
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", subject, u.name, err)
+		}
+		for _, f := range fs {
+			p := "/" + u.name + f.pointer
+			base := nodeBase
+			if u.node != "" {
+				base = nodeBase + "." + u.node
+			}
+			c.emit(f.rule, f.severity, surface, surfaceKey, subject+"#"+p, c.posEither(base, f.pointer), "%s: %s", u.name, f.message)
+		}
+	}
+	return nil
+}
+
+func (c *comparer) contract() error {
+	if c.old.Name != c.new.Name {
+		c.emit("contract-renamed", Warning, "contract", "", "contract", pos(c.new, "name", ""),
+			"contract renamed from %q to %q: manifests, generated packages and documents are keyed by the name", c.old.Name, c.new.Name)
+	}
+	if c.old.Version != c.new.Version {
+		c.emit("contract-version-changed", Info, "contract", "", "contract", pos(c.new, "version", ""),
+			"version changed from %q to %q", c.old.Version, c.new.Version)
+	}
+	if c.old.Info != c.new.Info {
+		c.emit("contract-info-changed", Info, "contract", "", "contract", pos(c.new, "info", ""), "title or description changed")
+	}
+	return nil
+}
+
+func (c *comparer) errors() error {
+	oldE := map[string]graph.ErrorCode{}
+	for _, e := range c.old.Errors {
+		oldE[e.Code] = e
+	}
+	newE := map[string]graph.ErrorCode{}
+	for _, e := range c.new.Errors {
+		newE[e.Code] = e
+	}
+	for _, code := range unionKeys(oldE, newE) {
+		o, inOld := oldE[code]
+		n, inNew := newE[code]
+		surface := "error " + code
+		node := graph.NodePath("errors", code)
+		switch {
+		case !inOld:
+			c.emit("error-added", Info, surface, "", code, pos(c.new, node, ""), "error code %s (status %d) added", code, n.Status)
+		case !inNew:
+			if fw, ok := graph.FrameworkError(code); ok && fw.Status == o.Status {
+				continue // still served by the framework registry with the same status
+			}
+			c.emit("error-removed", Info, surface, "", code, pos(c.old, node, ""), "error code %s removed from the contract", code)
+		default:
+			if o.Status != n.Status {
+				c.emit("error-status-changed", Breaking, surface, "", code, pos(c.new, node, "/status"),
+					"status of %s changed from %d to %d: callers branching on the status break", code, o.Status, n.Status)
+			}
+			if o.Message != n.Message {
+				c.emit("error-message-changed", Info, surface, "", code, pos(c.new, node, "/message"),
+					"message of %s changed from %q to %q", code, o.Message, n.Message)
+			}
+		}
+	}
+	return nil
+}
+
+// primarySurface names where callers meet an operation first: its HTTP
+// route, else its first tool row, else the operation itself.
+func (c *comparer) primarySurface(id string) string {
+	if r, ok := c.newRoutes[id]; ok {
+		return "HTTP " + r.Pattern()
+	}
+	if r, ok := c.oldRoutes[id]; ok {
+		return "HTTP " + r.Pattern()
+	}
+	for _, ts := range []*project.Tools{c.newTools, c.oldTools} {
+		for i := range ts.Surfaces {
+			s := &ts.Surfaces[i]
+			for j := range s.Tools {
+				if toolKey(&s.Tools[j]) == id {
+					return toolSurface(s, &s.Tools[j])
+				}
+			}
+		}
+	}
+	return "operation " + id
+}
+
+// exposedAsTool reports whether op is exposed to any tool transport.
+func exposedAsTool(op *graph.Operation) bool {
+	return op.Exposed(graph.MCP) || op.Exposed(graph.AGENT) || op.Exposed(graph.CLI)
+}
+
+func (c *comparer) operations() error {
+	oldOps := map[string]*graph.Operation{}
+	for _, op := range c.old.Operations() {
+		oldOps[op.ID()] = op
+	}
+	newOps := map[string]*graph.Operation{}
+	for _, op := range c.new.Operations() {
+		newOps[op.ID()] = op
+	}
+	for _, id := range unionKeys(oldOps, newOps) {
+		o, n := oldOps[id], newOps[id]
+		if err := c.operation(id, o, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *comparer) operation(id string, o, n *graph.Operation) error {
+	or, oHTTP := c.oldRoutes[id]
+	nr, nHTTP := c.newRoutes[id]
+	switch {
+	case oHTTP && !nHTTP:
+		why := "operation removed"
+		if n != nil {
+			why = "operation no longer exposed on HTTP"
+		}
+		c.emit("http-operation-removed", Breaking, "HTTP "+or.Pattern(), "", id, c.removalPos(opNode(or.Op), n != nil),
+			"%s: callers of %s break", why, or.Pattern())
+	case !oHTTP && nHTTP:
+		c.emit("http-operation-added", Info, "HTTP "+nr.Pattern(), "", id, pos(c.new, opNode(nr.Op), ""), "route %s added", nr.Pattern())
+	case oHTTP && nHTTP:
+		surface := "HTTP " + nr.Pattern()
+		if or.Method != nr.Method {
+			c.emit("http-method-changed", Breaking, surface, "", id, pos(c.new, opNode(n), ""),
+				"method changed from %s to %s: callers using %s get 405", or.Method, nr.Method, or.Method)
+		}
+		if or.Path != nr.Path {
+			if normalizePath(or.Path) == normalizePath(nr.Path) {
+				c.emit("http-path-parameter-renamed", Info, surface, "", id, pos(c.new, opNode(n), ""),
+					"path parameters renamed: %s became %s (same URLs)", or.Path, nr.Path)
+			} else {
+				c.emit("http-path-changed", Breaking, surface, "", id, pos(c.new, opNode(n), ""),
+					"path changed from %s to %s: callers of the old URL get 404", or.Path, nr.Path)
+			}
+		}
+	}
+	if o == nil || n == nil {
+		return nil
+	}
+	node := opNode(n)
+	opSurface := "operation " + id
+	if o.Scope != n.Scope {
+		c.scopeChanged(opSurface, id, pos(c.new, node, "/scope"), o.Scope, n.Scope)
+	}
+	if o.Desc != n.Desc {
+		c.emit("operation-description-changed", Info, opSurface, "", id, pos(c.new, node, ""),
+			"description changed from %q to %q (HTTP summary, tool description and CLI help)", o.Desc, n.Desc)
+	}
+	if !jsonRawEqual(o.Meta, n.Meta) {
+		c.emit("operation-meta-changed", Info, opSurface, "", id, pos(c.new, node, ""), "meta changed")
+	}
+	if !jsonRawEqual(rawOf(annotationsOf(o)), rawOf(annotationsOf(n))) {
+		c.emit("tool-annotations-changed", Info, opSurface, "", id, pos(c.new, node, ""),
+			"tool annotations changed from %s to %s (hints only)", string(rawOf(annotationsOf(o))), string(rawOf(annotationsOf(n))))
+	}
+	if !slices.EqualFunc(o.Examples, n.Examples, func(a, b json.RawMessage) bool { return jsonRawEqual(a, b) }) {
+		c.emit("operation-examples-changed", Info, opSurface, "", id, pos(c.new, node, ""), "examples changed")
+	}
+	for _, code := range diffStrings(o.Errors, n.Errors) {
+		c.emit("operation-error-removed", Info, c.primarySurface(id), "", id+"#/errors/"+code, pos(c.new, node, ""),
+			"error %s is no longer declared by the operation", code)
+	}
+	for _, code := range diffStrings(n.Errors, o.Errors) {
+		c.emit("operation-error-added", Warning, c.primarySurface(id), "", id+"#/errors/"+code, pos(c.new, node, ""),
+			"error %s is now declared by the operation: callers may receive a code they do not handle", code)
+	}
+
+	oldDoc, newDoc := c.old.Schema, c.new.Schema
+	// A path parameter renamed on an HTTP-only operation changes no wire
+	// value: compare params with the old names mapped to the new ones.
+	if oHTTP && nHTTP && or.Path != nr.Path && normalizePath(or.Path) == normalizePath(nr.Path) && !exposedAsTool(o) && !exposedAsTool(n) {
+		renamed := renameParams(c.old.Schema(o.Params), graph.PathNames(or.Path), graph.PathNames(nr.Path))
+		oldDoc = func(d graph.Digest) json.RawMessage {
+			if d == o.Params {
+				return renamed
+			}
+			return c.old.Schema(d)
+		}
+	}
+	return c.compareSchemaDocs(c.primarySurface(id), "", id, node, []schemaUnit{
+		{name: "params", dir: Request, old: o.Params, new: n.Params, node: "#params"},
+		{name: "query", dir: Request, old: o.Query, new: n.Query, node: "#query"},
+		{name: "input", dir: Request, old: o.Input, new: n.Input, node: "#input"},
+		{name: "output", dir: Response, old: o.Output, new: n.Output, node: "#output"},
+	}, oldDoc, newDoc)
+}
+
+// scopeChanged classifies a scope change. Opening an operation to "public"
+// is a warning (no caller breaks, but access widened and deserves review);
+// any other change may lock out callers holding the old scope: breaking.
+func (c *comparer) scopeChanged(surface, id string, p graph.Pos, from, to string) {
+	if to == "public" {
+		c.emit("scope-changed", Warning, surface, "", id, p,
+			"scope changed from %q to %q: access widened, review who can now call it", from, to)
+		return
+	}
+	c.emit("scope-changed", Breaking, surface, "", id, p,
+		"scope changed from %q to %q: callers authorised for %q may be refused", from, to, from)
+}
+
+func (c *comparer) removalPos(node string, stillExists bool) graph.Pos {
+	if stillExists {
+		if p := pos(c.new, node, ""); p.IsValid() {
+			return p
+		}
+	}
+	return pos(c.old, node, "")
+}
+
+// normalizePath replaces every wildcard name by "{}" (keeping "...").
+func normalizePath(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
+			if strings.HasSuffix(s, "...}") {
+				segs[i] = "{...}"
+			} else {
+				segs[i] = "{}"
+			}
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// renameParams renames the properties of a params schema positionally.
+func renameParams(doc json.RawMessage, from, to []string) json.RawMessage {
+	var s map[string]any
+	if doc == nil || json.Unmarshal(doc, &s) != nil || len(from) != len(to) {
+		return doc
+	}
+	props, _ := s["properties"].(map[string]any)
+	req, _ := s["required"].([]any)
+	np := map[string]any{}
+	for k, v := range props {
+		np[k] = v
+	}
+	for i := range from {
+		if v, ok := props[from[i]]; ok {
+			delete(np, from[i])
+			np[to[i]] = v
+		}
+	}
+	for i, r := range req {
+		if j := slices.Index(from, fmt.Sprint(r)); j >= 0 {
+			req[i] = to[j]
+		}
+	}
+	if props != nil {
+		s["properties"] = np
+	}
+	b, err := graph.CanonicalSchema(s)
+	if err != nil {
+		return doc
+	}
+	return b
+}
+
+// toolKey identifies a tool row across versions: its operation id, or
+// "runtime.NAME" for runtime tools (whose name is their identity).
+func toolKey(t *project.Tool) string {
+	if t.Kind == project.KindRuntime {
+		return "runtime." + t.Runtime.Name
+	}
+	return t.ID()
+}
+
+func surfaceKeyOf(s *project.Surface) string {
+	if s.Name == "" {
+		return string(s.Transport)
+	}
+	return string(s.Transport) + ":" + s.Name
+}
+
+func surfaceLabel(s *project.Surface) string {
+	if s.Transport == graph.MCP && s.Name != "" {
+		return "MCP surface " + s.Name
+	}
+	return string(s.Transport) + " surface"
+}
+
+// toolSurface renders a tool row as a surface string.
+func toolSurface(s *project.Surface, t *project.Tool) string {
+	switch {
+	case s.Transport == graph.CLI:
+		return "CLI command " + t.Name
+	case s.Name != "":
+		return fmt.Sprintf("%s tool %s (surface %s)", s.Transport, t.Name, s.Name)
+	}
+	return fmt.Sprintf("%s tool %s", s.Transport, t.Name)
+}
+
+func toolNode(t *project.Tool) string {
+	if t.Kind == project.KindRuntime {
+		return graph.NodePath("runtimeTools", t.Runtime.Name)
+	}
+	return opNode(t.Op)
+}
+
+func surfaceNode(s *project.Surface) string {
+	switch {
+	case s.Transport == graph.MCP && s.Name != "":
+		return graph.NodePath("surfaces", "mcp", "named", s.Name)
+	case s.Transport == graph.MCP:
+		return graph.NodePath("surfaces", "mcp")
+	}
+	return graph.NodePath("surfaces", strings.ToLower(string(s.Transport)))
+}
+
+// toolSurfaces compares the prepared tool surfaces row by row: membership,
+// names, and advertised inputs that changed without a contract schema change
+// (a presentation-policy change).
+func (c *comparer) toolSurfaces() error {
+	type key struct {
+		t    graph.Transport
+		name string
+	}
+	oldS := map[key]*project.Surface{}
+	newS := map[key]*project.Surface{}
+	var keys []key
+	for i := range c.oldTools.Surfaces {
+		s := &c.oldTools.Surfaces[i]
+		oldS[key{s.Transport, s.Name}] = s
+		keys = append(keys, key{s.Transport, s.Name})
+	}
+	for i := range c.newTools.Surfaces {
+		s := &c.newTools.Surfaces[i]
+		if _, ok := oldS[key{s.Transport, s.Name}]; !ok {
+			keys = append(keys, key{s.Transport, s.Name})
+		}
+		newS[key{s.Transport, s.Name}] = s
+	}
+	for _, k := range keys {
+		o, n := oldS[k], newS[k]
+		switch {
+		case n == nil:
+			label := surfaceLabel(o)
+			if o.Name == "" {
+				label = "MCP surface (default)"
+			}
+			c.emit("mcp-surface-removed", Breaking, label, surfaceKeyOf(o), surfaceKeyOf(o), c.removalPos(surfaceNode(o), false),
+				"%s removed: clients connected to it lose its %d tools", label, len(o.Tools))
+			continue
+		case o == nil:
+			label := surfaceLabel(n)
+			if n.Name == "" {
+				label = "MCP surface (default)"
+			}
+			c.emit("mcp-surface-added", Info, label, surfaceKeyOf(n), surfaceKeyOf(n), pos(c.new, surfaceNode(n), ""),
+				"%s added with %d tools", label, len(n.Tools))
+			continue
+		}
+		if err := c.surfaceRows(o, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *comparer) surfaceRows(o, n *project.Surface) error {
+	sk := surfaceKeyOf(n)
+	oldT := map[string]*project.Tool{}
+	for i := range o.Tools {
+		oldT[toolKey(&o.Tools[i])] = &o.Tools[i]
+	}
+	newT := map[string]*project.Tool{}
+	for i := range n.Tools {
+		newT[toolKey(&n.Tools[i])] = &n.Tools[i]
+	}
+	what := "tool"
+	if n.Transport == graph.CLI {
+		what = "command"
+	}
+	for _, id := range unionKeys(oldT, newT) {
+		ot, nt := oldT[id], newT[id]
+		switch {
+		case nt == nil:
+			why := "removed"
+			if c.subjectExists(c.new, id) {
+				why = "no longer on this surface"
+			}
+			c.emit("tool-removed", Breaking, toolSurface(o, ot), sk, id, c.removalPos(toolNode(ot), c.subjectExists(c.new, id)),
+				"%s %s %s: clients calling it break", what, ot.Name, why)
+			continue
+		case ot == nil:
+			c.emit("tool-added", Info, toolSurface(n, nt), sk, id, pos(c.new, toolNode(nt), ""), "%s %s added", what, nt.Name)
+			continue
+		}
+		if ot.Name != nt.Name {
+			c.emit("tool-renamed", Breaking, toolSurface(n, nt), sk, id, pos(c.new, toolNode(nt), "/tool"),
+				"%s renamed from %s to %s: clients calling %s break", what, ot.Name, nt.Name, ot.Name)
+		}
+		if ot.InputDigest != nt.InputDigest && !c.contractInputChanged(ot, nt) {
+			// Same contract schemas, different advertised input: the
+			// presentation policy changed what this surface shows.
+			err := c.compareSchemaDocs(toolSurface(n, nt), sk, id, toolNode(nt),
+				[]schemaUnit{{name: "advertisedInput", dir: Request, old: "o", new: "n"}},
+				func(graph.Digest) json.RawMessage { return ot.Input },
+				func(graph.Digest) json.RawMessage { return nt.Input })
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// contractInputChanged reports whether a tool's contract input schemas
+// changed (then the operation's own findings already describe it).
+func (c *comparer) contractInputChanged(o, n *project.Tool) bool {
+	switch {
+	case o.Op != nil && n.Op != nil:
+		return o.Op.Params != n.Op.Params || o.Op.Query != n.Op.Query || o.Op.Input != n.Op.Input
+	case o.Runtime != nil && n.Runtime != nil:
+		return o.Runtime.Input != n.Runtime.Input
+	}
+	return true
+}
+
+func (c *comparer) subjectExists(g *graph.Graph, id string) bool {
+	if name, ok := strings.CutPrefix(id, "runtime."); ok {
+		return slices.ContainsFunc(g.RuntimeTools, func(rt graph.RuntimeTool) bool { return rt.Name == name })
+	}
+	svc, act, _ := strings.Cut(id, ".")
+	return g.Operation(svc, act) != nil
+}
+
+func (c *comparer) runtimeTools() error {
+	oldR := map[string]*graph.RuntimeTool{}
+	for i := range c.old.RuntimeTools {
+		oldR[c.old.RuntimeTools[i].Name] = &c.old.RuntimeTools[i]
+	}
+	newR := map[string]*graph.RuntimeTool{}
+	for i := range c.new.RuntimeTools {
+		newR[c.new.RuntimeTools[i].Name] = &c.new.RuntimeTools[i]
+	}
+	for _, name := range unionKeys(oldR, newR) {
+		o, n := oldR[name], newR[name]
+		if o == nil || n == nil {
+			continue // membership is reported per surface by toolSurfaces
+		}
+		id := "runtime." + name
+		node := graph.NodePath("runtimeTools", name)
+		surface := "runtime tool " + name
+		oScope, nScope := cmp.Or(o.Identity.Scope, "public"), cmp.Or(n.Identity.Scope, "public")
+		if oScope != nScope {
+			c.scopeChanged(surface, id, pos(c.new, node, ""), oScope, nScope)
+		}
+		if o.Identity.Service != n.Identity.Service || o.Identity.Action != n.Identity.Action || o.Identity.Method != n.Identity.Method {
+			c.emit("runtime-tool-identity-changed", Warning, surface, "", id, pos(c.new, node, ""),
+				"identity changed from %s.%s (%s) to %s.%s (%s): hooks, audit and authorization keyed on it see a different operation",
+				o.Identity.Service, o.Identity.Action, o.Identity.Method, n.Identity.Service, n.Identity.Action, n.Identity.Method)
+		}
+		if o.Desc != n.Desc {
+			c.emit("runtime-tool-description-changed", Info, surface, "", id, pos(c.new, node, ""), "description changed from %q to %q", o.Desc, n.Desc)
+		}
+		if !jsonRawEqual(rawOf(o.Annotations), rawOf(n.Annotations)) {
+			c.emit("tool-annotations-changed", Info, surface, "", id, pos(c.new, node, ""), "tool annotations changed (hints only)")
+		}
+		if !jsonRawEqual(o.Meta, n.Meta) {
+			c.emit("runtime-tool-meta-changed", Info, surface, "", id, pos(c.new, node, ""), "meta changed")
+		}
+		err := c.compareSchemas(c.primarySurface(id), "", id, node, []schemaUnit{
+			{name: "input", dir: Request, old: o.Input, new: n.Input, node: "#input"},
+			{name: "output", dir: Response, old: o.Output, new: n.Output, node: "#output"},
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *comparer) cliCommands() error {
+	oldC := map[string]*graph.CliCommand{}
+	for i := range c.old.CliCommands {
+		oldC[c.old.CliCommands[i].Name] = &c.old.CliCommands[i]
+	}
+	newC := map[string]*graph.CliCommand{}
+	for i := range c.new.CliCommands {
+		newC[c.new.CliCommands[i].Name] = &c.new.CliCommands[i]
+	}
+	for _, name := range unionKeys(oldC, newC) {
+		o, n := oldC[name], newC[name]
+		id := "cli." + name
+		node := graph.NodePath("cliCommands", name)
+		surface := "CLI command " + name
+		switch {
+		case n == nil:
+			c.emit("cli-command-removed", Breaking, surface, "CLI", id, pos(c.old, node, ""), "CLI-only command %s removed: scripts calling it break", name)
+			continue
+		case o == nil:
+			c.emit("cli-command-added", Info, surface, "CLI", id, pos(c.new, node, ""), "CLI-only command %s added", name)
+			continue
+		}
+		if o.Desc != n.Desc {
+			c.emit("cli-command-description-changed", Info, surface, "CLI", id, pos(c.new, node, ""), "help line changed from %q to %q", o.Desc, n.Desc)
+		}
+		err := c.compareSchemas(surface, "CLI", id, node, []schemaUnit{
+			{name: "input", dir: Request, old: o.Input, new: n.Input, node: "#input"},
+			{name: "output", dir: Response, old: o.Output, new: n.Output, node: "#output"},
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *comparer) realtime() error {
+	oldC := map[string]*graph.RealtimeContract{}
+	for i := range c.old.Realtime {
+		oldC[c.old.Realtime[i].Name] = &c.old.Realtime[i]
+	}
+	newC := map[string]*graph.RealtimeContract{}
+	for i := range c.new.Realtime {
+		newC[c.new.Realtime[i].Name] = &c.new.Realtime[i]
+	}
+	for _, name := range unionKeys(oldC, newC) {
+		o, n := oldC[name], newC[name]
+		node := graph.NodePath("realtime", name)
+		switch {
+		case n == nil:
+			c.emit("realtime-contract-removed", Breaking, "REALTIME "+name, "", name, pos(c.old, node, ""),
+				"realtime contract %s removed: connected clients lose all its events", name)
+			continue
+		case o == nil:
+			c.emit("realtime-contract-added", Info, "REALTIME "+name, "", name, pos(c.new, node, ""), "realtime contract %s added", name)
+			continue
+		}
+		for _, dir := range []string{graph.ServerToClient, graph.ClientToServer} {
+			oe, ne := o.ServerToClient, n.ServerToClient
+			argsDir, ackDir := Response, Request
+			if dir == graph.ClientToServer {
+				oe, ne = o.ClientToServer, n.ClientToServer
+				argsDir, ackDir = Request, Response
+			}
+			if err := c.events(name, dir, oe, ne, argsDir, ackDir); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (c *comparer) events(contract, dir string, oldEv, newEv []graph.Event, argsDir, ackDir Direction) error {
+	om := map[string]*graph.Event{}
+	for i := range oldEv {
+		om[oldEv[i].Name] = &oldEv[i]
+	}
+	nm := map[string]*graph.Event{}
+	for i := range newEv {
+		nm[newEv[i].Name] = &newEv[i]
+	}
+	for _, name := range unionKeys(om, nm) {
+		o, n := om[name], nm[name]
+		id := contract + "." + dir + "." + name
+		surface := "REALTIME " + id
+		node := graph.NodePath("realtime", contract, dir, name)
+		switch {
+		case n == nil:
+			c.emit("realtime-event-removed", Breaking, surface, "", id, pos(c.old, node, ""), "event removed: %s", map[bool]string{
+				true:  "clients listening for it never receive it again",
+				false: "clients emitting it are rejected",
+			}[dir == graph.ServerToClient])
+			continue
+		case o == nil:
+			c.emit("realtime-event-added", Info, surface, "", id, pos(c.new, node, ""), "event added")
+			continue
+		}
+		if o.Desc != n.Desc {
+			c.emit("realtime-event-description-changed", Info, surface, "", id, pos(c.new, node, ""), "description changed from %q to %q", o.Desc, n.Desc)
+		}
+		switch {
+		case o.Ack == "" && n.Ack != "":
+			if ackDir == Request {
+				c.emit("realtime-ack-added", Breaking, surface, "", id+"#/ack", pos(c.new, node+".#ack", ""),
+					"the server now waits for an acknowledgement clients do not send")
+			} else {
+				c.emit("realtime-ack-added", Info, surface, "", id+"#/ack", pos(c.new, node+".#ack", ""), "the server now acknowledges the event")
+			}
+		case o.Ack != "" && n.Ack == "":
+			if ackDir == Response {
+				c.emit("realtime-ack-removed", Breaking, surface, "", id+"#/ack", pos(c.new, node, ""),
+					"the server no longer acknowledges the event: clients waiting for the ack time out")
+			} else {
+				c.emit("realtime-ack-removed", Info, surface, "", id+"#/ack", pos(c.new, node, ""), "the server no longer waits for an acknowledgement")
+			}
+		}
+		units := []schemaUnit{{name: "args", dir: argsDir, old: o.Args, new: n.Args, node: "#args"}}
+		if o.Ack != "" && n.Ack != "" {
+			units = append(units, schemaUnit{name: "ack", dir: ackDir, old: o.Ack, new: n.Ack, node: "#ack"})
+		}
+		if err := c.compareSchemas(surface, "", id, node, units); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *comparer) policy() error {
+	if !jsonRawEqual(rawOf(c.old.Policy.MCP), rawOf(c.new.Policy.MCP)) {
+		c.emit("mcp-policy-changed", Info, "policy mcp", "", "policy.mcp", pos(c.new, "policy.mcp", ""),
+			"MCP preparation policy changed from %s to %s (changed advertised schemas are reported per tool)", rawOf(c.old.Policy.MCP), rawOf(c.new.Policy.MCP))
+	}
+	if !jsonRawEqual(rawOf(c.old.Policy.Agent), rawOf(c.new.Policy.Agent)) {
+		c.emit("agent-policy-changed", Info, "policy agent", "", "policy.agent", pos(c.new, "policy.agent", ""),
+			"Agent presentation policy changed from %s to %s (changed advertised schemas are reported per tool)", rawOf(c.old.Policy.Agent), rawOf(c.new.Policy.Agent))
+	}
+	return nil
+}
+
+func annotationsOf(op *graph.Operation) *graph.Annotations {
+	if op.Tool == nil {
+		return nil
+	}
+	return op.Tool.Annotations
+}
+
+func rawOf(v any) json.RawMessage {
+	b, err := graph.Canonical(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+func jsonRawEqual(a, b json.RawMessage) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	ca, err1 := graph.Canonical(a)
+	cb, err2 := graph.Canonical(b)
+	return err1 == nil && err2 == nil && string(ca) == string(cb)
+}
+
+// diffStrings returns the elements of a missing from b, sorted.
+func diffStrings(a, b []string) []string {
+	var out []string
+	for _, s := range a {
+		if !slices.Contains(b, s) {
+			out = append(out, s)
+		}
+	}
+	graph.SortUTF16(out)
+	return out
+}
+
+// unionKeys returns the keys of both maps in UTF-16 order.
+func unionKeys[V any](a, b map[string]V) []string {
+	seen := map[string]bool{}
+	var out []string
+	for k := range a {
+		seen[k] = true
+		out = append(out, k)
+	}
+	for k := range b {
+		if !seen[k] {
+			out = append(out, k)
+		}
+	}
+	graph.SortUTF16(out)
+	return out
+}
