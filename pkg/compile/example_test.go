@@ -1,0 +1,46 @@
+package compile_test
+
+import (
+	"context"
+	"fmt"
+
+	"stitchkit.dev/stitchkit/pkg/compile"
+)
+
+func ExampleCompile() {
+	g, err := compile.Compile(context.Background(), "../../examples/minimal")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, op := range g.Operations() {
+		fmt.Println(op.ID(), op.Method, op.Path, op.Expose)
+	}
+	// Output:
+	// notes.create POST / [HTTP MCP AGENT]
+	// notes.list GET / [HTTP MCP AGENT]
+}
+
+func ExampleCompileFiles() {
+	_, err := compile.CompileFiles(context.Background(), map[string][]byte{
+		"contract.cue": []byte(`package demo
+
+import "stitchkit.dev/stitchkit/schema"
+
+schema.#Contract & {
+	name:    "demo"
+	version: "1.0.0"
+	services: notes: operations: get: {
+		method: "GET"
+		path:   "/{id}"
+		desc:   "Get a note"
+		#params: {slug: string}
+	}
+}
+`),
+	})
+	fmt.Println(err)
+	// Output:
+	// contract (in memory) has 1 error(s):
+	// contract.cue:12:3: params-cover-path: services.notes.operations.get: #params has no field "id" for the path parameter {id} of "/{id}"; add id: string (or a narrower schema)
+}
