@@ -1,0 +1,27 @@
+// Package bypass is a negative fixture for TestOneProjector: a mount that
+// derives tool names and advertised schemas itself instead of asking
+// pkg/project. Every marked line must be reported.
+package bypass
+
+import (
+	"strings"
+
+	proj "stitchkit.dev/stitchkit/pkg/project"
+	"stitchkit.dev/stitchkit/pkg/graph"
+)
+
+func singularize(s string) string { return strings.TrimSuffix(s, "s") } // want: func singularize
+
+func name(op *graph.Operation) string {
+	if op.Tool != nil && op.Tool.Name != "" { // want: .Tool.Name
+		return op.Tool.Name // want: .Tool.Name
+	}
+	if op.Action == "list" {
+		return "list_" + op.Service // want: "list_"
+	}
+	return proj.ToolName(op.Service, op.Action) // want: project.ToolName
+}
+
+func hoist(defs map[string]any, k string, v any) {
+	defs["input__"+k] = v // want: "input__"
+}
