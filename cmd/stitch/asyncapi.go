@@ -1,0 +1,45 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"stitchkit.dev/stitchkit/pkg/export/asyncapi"
+)
+
+func init() {
+	commandFactories = append(commandFactories, newAsyncAPICommand)
+}
+
+func newAsyncAPICommand(env *cliEnv) *cobra.Command {
+	var (
+		prefix string
+		output string
+	)
+	cmd := &cobra.Command{
+		Use:   "asyncapi DIR",
+		Short: "Print the AsyncAPI 3.0 document of a contract's realtime contracts",
+		Long: `asyncapi compiles the contract in DIR and prints the AsyncAPI 3.0.0 JSON
+document of its realtime contracts: one channel per contract at
+PREFIX/<contract> (/realtime/<contract> by default, as stitch serve mounts
+them), a send or receive operation per event and acks as replies.
+
+Exit codes: 0 success, 1 contract errors (diagnostics on stderr) or a
+failed write, 2 usage error.`,
+		Example: `  stitch asyncapi contracts -o asyncapi.json`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			g, err := compileForExport(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			doc, err := asyncapi.Generate(g, &asyncapi.Options{Prefix: prefix})
+			if err != nil {
+				return exitWith(exitFailure, err)
+			}
+			return writeExport(env, output, doc)
+		},
+	}
+	cmd.Flags().StringVar(&prefix, "prefix", "", "path the realtime contracts are served under (default "+asyncapi.DefaultPrefix+")")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "write the document to `FILE` instead of stdout")
+	return cmd
+}
