@@ -1,0 +1,207 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/graph"
+)
+
+// fakeT records failures instead of stopping the test.
+type fakeT struct {
+	testing.TB
+	msgs  []string
+	fatal bool
+}
+
+func (f *fakeT) Helper() {}
+func (f *fakeT) Errorf(format string, a ...any) {
+	f.msgs = append(f.msgs, fmt.Sprintf(format, a...))
+}
+func (f *fakeT) Fatalf(format string, a ...any) {
+	f.msgs = append(f.msgs, fmt.Sprintf(format, a...))
+	f.fatal = true
+	panic(f)
+}
+
+func runAssert(t *testing.T, m *Manifest, path string) (ft *fakeT) {
+	ft = &fakeT{TB: t}
+	defer func() {
+		if r := recover(); r != nil && r != any(ft) {
+			panic(r)
+		}
+	}()
+	AssertManifestSnapshot(ft, m, path)
+	return ft
+}
+
+// The hand-made fixture's snapshot: refreshed only with -update.
+func TestSnapshotFixture(t *testing.T) {
+	AssertManifestSnapshot(t, build(t, itemsGraph(t, "number", false), testOpts), filepath.Join("testdata", "items.manifest.json"))
+}
+
+// Golden manifests of the examples, compiled from CUE.
+func TestSnapshotExamples(t *testing.T) {
+	for _, name := range []string{"minimal", "tasks"} {
+		t.Run(name, func(t *testing.T) {
+			g, err := compile.Compile(context.Background(), filepath.Join("..", "..", "examples", name))
+			if err != nil {
+				t.Fatalf("compile examples/%s: %v", name, err)
+			}
+			m, err := BuildManifest(g, &Options{HTTPPrefix: "/api"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			AssertManifestSnapshot(t, m, filepath.Join("testdata", "examples", name+".manifest.json"))
+		})
+	}
+}
+
+func TestAssertManifestSnapshot(t *testing.T) {
+	if *update {
+		t.Skip("-update rewrites snapshots")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m.json")
+	m := build(t, itemsGraph(t, "number", false), testOpts)
+
+	if ft := runAssert(t, m, path); !ft.fatal || !strings.Contains(ft.msgs[0], "does not exist: run `go test -update`") {
+		t.Errorf("missing snapshot: %q", ft.msgs)
+	}
+	b := encode(t, m)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if ft := runAssert(t, m, path); len(ft.msgs) != 0 {
+		t.Errorf("equal snapshot failed: %q", ft.msgs)
+	}
+
+	changed := build(t, itemsGraph(t, "string", false), testOpts)
+	changed.Operations[0].Description = "Pick one"
+	changed.ToolSurfaces[2].Tools = changed.ToolSurfaces[2].Tools[1:]
+	ft := runAssert(t, changed, path)
+	if len(ft.msgs) != 1 || ft.fatal {
+		t.Fatalf("drift: %q", ft.msgs)
+	}
+	for _, want := range []string{
+		"Surface manifest diverged from its committed snapshot",
+		`-operations[contract items.choose].description: "Choose a projection"`,
+		`+operations[contract items.choose].description: "Pick one"`,
+		`-toolSurfaces[MCP (default)].tools[choose_item]: {`,
+		`realtime[primary clientToServer sum].acknowledgement.input`,
+		"run `go test -update`",
+	} {
+		if !strings.Contains(ft.msgs[0], want) {
+			t.Errorf("drift report lacks %q:\n%s", want, ft.msgs[0])
+		}
+	}
+
+	old := strings.Replace(string(b), `"manifestVersion": 2`, `"manifestVersion": 1`, 1)
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if ft := runAssert(t, m, path); !ft.fatal || !strings.Contains(ft.msgs[0], "Surface snapshot is manifestVersion 1; this build writes 2. Regenerate it and review the diff") {
+		t.Errorf("old version: %q", ft.msgs)
+	}
+}
+
+func TestDiffIsCapped(t *testing.T) {
+	want := build(t, itemsGraph(t, "number", false), nil)
+	got := build(t, itemsGraph(t, "number", false), nil)
+	for i := range 400 {
+		got.Extensions = append(got.Extensions, Extension{Name: fmt.Sprintf("route-ü-%03d", i), Transport: TransportHTTP})
+	}
+	diff, equal := CompareManifest(want, got)
+	if equal {
+		t.Fatal("equal")
+	}
+	if len(diff) > MaxDiffBytes || !utf8.ValidString(diff) || !strings.Contains(diff, "diff truncated") {
+		t.Errorf("diff of %d bytes, valid UTF-8 %v:\n%s", len(diff), utf8.ValidString(diff), diff[len(diff)-200:])
+	}
+	if !strings.HasPrefix(diff, "+extensions[HTTP route-ü-000]: true") {
+		t.Errorf("diff starts %q", diff[:80])
+	}
+}
+
+func TestAssertDiscovery(t *testing.T) {
+	m := build(t, itemsGraph(t, "number", false), testOpts)
+	openapi := `{"openapi":"3.1.0","paths":{
+	  "/api/v1/items":{"get":{},"parameters":[]},
+	  "/api/v1/items/{id}":{"get":{},"head":{},"summary":"x"},
+	  "/api/v1/items/choose":{"post":{}}}}`
+	full := Observed{
+		OpenAPI:    []byte(openapi),
+		MCP:        []string{"secret_item", "read_item", "list_items", "jobs_status", "choose_item"},
+		AGENT:      []string{"choose_item", "jobs_status", "list_items", "read_item"},
+		CLI:        []string{"list_items", "jobs_status"},
+		Realtime:   map[string]ObservedRealtime{"primary": {ServerToClient: []string{"tick"}, ClientToServer: []string{"sum", "ping"}}, "empty": {ServerToClient: []string{}, ClientToServer: []string{}}},
+		CliOnly:    []string{"export", "doctor"},
+		Extensions: map[string][]string{"HTTP": {"metrics", "healthz"}, "CLI": {"admin"}, "MCP": {}},
+	}
+	if err := AssertDiscovery(m, full); err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := jsonUnmarshal(openapi, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := AssertDiscovery(m, Observed{OpenAPI: doc}); err != nil {
+		t.Errorf("decoded OpenAPI document: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		obs  Observed
+		want string
+	}{
+		{"mcp", Observed{MCP: []string{"missing"}}, "MCP discovery mismatch\nexpected: choose_item, jobs_status, list_items, read_item, secret_item\nactual: missing"},
+		{"cli empty", Observed{CLI: []string{}}, "CLI discovery mismatch\nexpected: jobs_status, list_items\nactual: (empty)"},
+		{"duplicates count", Observed{CLI: []string{"list_items", "jobs_status", "jobs_status"}}, "CLI discovery mismatch\nexpected: jobs_status, list_items\nactual: jobs_status, jobs_status, list_items"},
+		{"openapi", Observed{OpenAPI: `{"paths":{"/api/v1/items":{"get":{}}}}`}, "HTTP/OpenAPI mismatch\nexpected: GET:/api/v1/items, GET:/api/v1/items/{id}, HEAD:/api/v1/items/{id}, POST:/api/v1/items/choose\nactual: GET:/api/v1/items"},
+		{"named surface", Observed{ToolSurfaces: []ObservedSurface{{Transport: "MCP", Surface: "member", Names: []string{}}}}, `MCP surface "member" is not declared in the manifest`},
+		{"default surface", Observed{ToolSurfaces: []ObservedSurface{{Transport: "AGENT", Names: []string{"x"}}}}, "AGENT surface \"(default)\" discovery mismatch\nexpected: choose_item, jobs_status, list_items, read_item\nactual: x"},
+		{"realtime contract", Observed{Realtime: map[string]ObservedRealtime{"missing": {}}}, `REALTIME contract "missing" is not declared in the manifest`},
+		{"realtime direction", Observed{Realtime: map[string]ObservedRealtime{"primary": {ServerToClient: []string{"tick"}, ClientToServer: []string{"sum"}}}}, "REALTIME primary.clientToServer discovery mismatch\nexpected: ping, sum\nactual: sum"},
+		{"cli-only", Observed{CliOnly: []string{"doctor"}}, "CLI-only discovery mismatch\nexpected: doctor, export\nactual: doctor"},
+		{"extensions", Observed{Extensions: map[string][]string{"REALTIME": {"x"}}}, "REALTIME extension discovery mismatch\nexpected: (empty)\nactual: x"},
+		// The first failure in the documented order wins.
+		{"order", Observed{CliOnly: []string{}, MCP: []string{}, OpenAPI: openapi}, "MCP discovery mismatch"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := AssertDiscovery(m, tc.obs)
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("got %v\nwant %s", err, tc.want)
+			}
+		})
+	}
+	if err := AssertDiscovery(m, Observed{OpenAPI: "not json"}); err == nil || !errors.Is(err, err) || !strings.HasPrefix(err.Error(), "HTTP/OpenAPI discovery:") {
+		t.Errorf("bad document: %v", err)
+	}
+}
+
+// An empty realtime contract keeps its name and passes discovery with
+// empty directions.
+func TestEmptyRealtimeContract(t *testing.T) {
+	g := &graph.Graph{Name: "rt", Policy: graph.Policy{MCP: graph.MCPPolicy{SchemaValidation: graph.ValidationThrow}},
+		Realtime: []graph.RealtimeContract{{Name: "empty"}}}
+	m := build(t, g, nil)
+	if len(m.RealtimeContracts) != 1 || m.RealtimeContracts[0] != "empty" || len(m.Realtime) != 0 {
+		t.Errorf("contracts %v rows %v", m.RealtimeContracts, m.Realtime)
+	}
+	if err := AssertDiscovery(m, Observed{Realtime: map[string]ObservedRealtime{"empty": {}}}); err != nil {
+		t.Error(err)
+	}
+	b := encode(t, m)
+	if !strings.Contains(string(b), `"realtime": [],`) || !strings.Contains(string(b), `"operations": [],`) {
+		t.Errorf("empty lists must encode as []:\n%s", b)
+	}
+}
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
