@@ -219,11 +219,11 @@ func compile(ctx context.Context, display, abs string, cfg *load.Config) (*graph
 	}
 	inst := insts[0]
 	c := &compiler{dir: abs, display: display}
+	c.index = newPosIndex(abs, inst.Files)
 	if inst.Err != nil {
 		c.cueErrors(inst.Err)
 		return nil, c.result()
 	}
-	c.index = newPosIndex(abs, inst.Files)
 	cctx := cuecontext.New()
 	v := cctx.BuildInstance(inst)
 	if err := v.Err(); err != nil {
@@ -310,32 +310,114 @@ func (c *compiler) report(pos graph.Pos, rule, format string, args ...any) {
 	c.diags = append(c.diags, Diagnostic{Pos: pos, Rule: rule, Message: fmt.Sprintf(format, args...)})
 }
 
-// cueErrors turns CUE errors into diagnostics, preferring positions inside
-// the contract directory over positions in the schema package.
+// cueErrors turns CUE errors into diagnostics. A position in the
+// contract's own files is preferred to one in the schema package: the
+// first one at or after the label of the failing field, else the label
+// itself. The "conflicting values" alternatives of one failed disjunction
+// are folded into a single message listing the allowed values.
 func (c *compiler) cueErrors(err error) {
+	type alt struct {
+		pos     graph.Pos
+		got     string
+		allowed []string
+	}
+	alts := map[string]*alt{}
+	var order []string
 	for _, e := range cueerrors.Errors(err) {
-		var positions []token.Pos
-		if p := e.Position(); p.IsValid() {
-			positions = append(positions, p)
-		}
-		positions = append(positions, cueerrors.Positions(e)...)
-		pos := graph.Pos{}
-		for _, p := range positions {
-			gp := c.relPos(p)
-			if !gp.IsValid() {
-				continue
-			}
-			if !pos.IsValid() || (strings.HasPrefix(pos.File, "cue.mod/") || strings.HasPrefix(pos.File, "../")) && !strings.HasPrefix(gp.File, "cue.mod/") && !strings.HasPrefix(gp.File, "../") {
-				pos = gp
-			}
-		}
+		path := strings.Join(e.Path(), ".")
 		format, args := e.Msg()
 		msg := fmt.Sprintf(format, args...)
-		if p := e.Path(); len(p) > 0 {
-			msg = strings.Join(p, ".") + ": " + msg
+		pos := c.errorPos(e, path)
+		if strings.HasSuffix(format, "errors in empty disjunction:") {
+			if alts[path] == nil {
+				alts[path] = &alt{pos: pos}
+				order = append(order, path)
+			}
+			continue
+		}
+		if format == "conflicting values %s and %s" && len(args) == 2 {
+			a := alts[path]
+			if a == nil {
+				a = &alt{pos: pos}
+				alts[path] = a
+				order = append(order, path)
+			}
+			if !a.pos.IsValid() || strings.HasPrefix(a.pos.File, "cue.mod/") {
+				a.pos = pos
+			}
+			a.allowed = append(a.allowed, fmt.Sprint(args[0]))
+			a.got = fmt.Sprint(args[1])
+			continue
+		}
+		if path == "surfaces.mcp" && strings.Contains(msg, "matchN") {
+			msg += ": surfaces.mcp takes either default or named, never both"
+		}
+		if path != "" {
+			msg = path + ": " + msg
 		}
 		c.report(pos, "cue", "%s", msg)
 	}
+	for _, path := range order {
+		a := alts[path]
+		if len(a.allowed) == 0 {
+			c.report(a.pos, "cue", "%s: no alternative of the disjunction matches", path)
+			continue
+		}
+		slices.Sort(a.allowed)
+		c.report(a.pos, "cue", "%s: %s is not one of the allowed values %s", path, a.got, strings.Join(slices.Compact(a.allowed), ", "))
+	}
+}
+
+// errorPos picks the most useful position of a CUE error.
+func (c *compiler) errorPos(e cueerrors.Error, path string) graph.Pos {
+	var cands []graph.Pos
+	var fallback graph.Pos
+	ps := append([]token.Pos{e.Position()}, cueerrors.Positions(e)...)
+	for _, p := range ps {
+		gp := c.relPos(p)
+		if !gp.IsValid() {
+			continue
+		}
+		if strings.HasPrefix(gp.File, "cue.mod/") || strings.HasPrefix(gp.File, "../") {
+			if !fallback.IsValid() {
+				fallback = gp
+			}
+			continue
+		}
+		cands = append(cands, gp)
+	}
+	slices.SortFunc(cands, func(a, b graph.Pos) int {
+		if posLess(a, b) {
+			return -1
+		}
+		if posLess(b, a) {
+			return 1
+		}
+		return 0
+	})
+	var target graph.Pos
+	if c.index != nil && path != "" {
+		if c.index.has(path) {
+			target = c.index.pos[path]
+		}
+	}
+	if target.IsValid() {
+		for _, p := range cands {
+			if p.File == target.File && !posLess(p, target) {
+				return p
+			}
+		}
+		return target
+	}
+	if len(cands) > 0 {
+		return cands[len(cands)-1]
+	}
+	if c.index != nil && path != "" {
+		if p := c.index.lookup(path); p.IsValid() {
+			return p
+		}
+	}
+	return fallback
 }
 
 // relPos converts a CUE position to one relative to the contract directory.

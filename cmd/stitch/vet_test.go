@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/txtar"
+)
+
+var update = flag.Bool("update", false, "rewrite the want sections of testdata/invalid/*.txtar")
+
+// TestInvalidCorpus runs `stitch vet contract` on every archive of
+// testdata/invalid and asserts exit 1 and exactly the want/diagnostics
+// (the diagnostic lines of stderr). -update rewrites the want sections.
+func TestInvalidCorpus(t *testing.T) {
+	archives, err := filepath.Glob("../../testdata/invalid/*.txtar")
+	if err != nil || len(archives) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	for _, path := range archives {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
+			ar, err := txtar.ParseFile(abs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			wantIdx := -1
+			for i, f := range ar.Files {
+				switch {
+				case f.Name == "want/diagnostics":
+					wantIdx = i
+				case strings.HasPrefix(f.Name, "contract/"):
+					writeFile(t, filepath.Join(dir, filepath.FromSlash(f.Name)), f.Data)
+				default:
+					t.Fatalf("unexpected archive section %q", f.Name)
+				}
+			}
+			if wantIdx < 0 {
+				t.Fatal("archive has no want/diagnostics section")
+			}
+			t.Chdir(dir)
+			var stdout, stderr bytes.Buffer
+			code := run([]string{"vet", "contract"}, &stdout, &stderr)
+			if code != exitFailure {
+				t.Errorf("exit code %d, want %d; stderr:\n%s", code, exitFailure, stderr.String())
+			}
+			got := diagnosticLines(stderr.String())
+			if got == "" {
+				t.Errorf("no diagnostics on stderr:\n%s", stderr.String())
+			}
+			if *update {
+				ar.Files[wantIdx].Data = []byte(got)
+				if err := os.WriteFile(abs, txtar.Format(ar), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if want := string(ar.Files[wantIdx].Data); got != want {
+				t.Errorf("diagnostics differ\n--- got\n%s--- want\n%s", got, want)
+			}
+		})
+	}
+}
+
+// diagnosticLines keeps the file:line:col lines of stitch's stderr.
+func diagnosticLines(stderr string) string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(stderr, "\n") {
+		if strings.HasPrefix(line, "stitch: ") || strings.TrimSpace(line) == "" {
+			continue
+		}
+		b.WriteString(line)
+	}
+	return b.String()
+}
+
+func writeFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestVetExamples(t *testing.T) {
+	for _, dir := range []string{"../../examples/minimal", "../../examples/tasks"} {
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"vet", dir}, &stdout, &stderr); code != exitOK {
+			t.Errorf("stitch vet %s: exit %d\n%s", dir, code, stderr.String())
+		}
+		if stdout.String() != "ok\n" {
+			t.Errorf("stitch vet %s: stdout %q, want \"ok\\n\"", dir, stdout.String())
+		}
+	}
+}
+
+func TestVetUsage(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"vet"}, &stdout, &stderr); code != exitUsage {
+		t.Errorf("vet without DIR: exit %d, want %d", code, exitUsage)
+	}
+	if code := run([]string{"vet", filepath.Join(t.TempDir(), "missing")}, &stdout, &stderr); code != exitFailure {
+		t.Errorf("vet of a missing dir: exit %d, want %d", code, exitFailure)
+	}
+}
+
+func TestCompileCommand(t *testing.T) {
+	var out1, out2, stderr bytes.Buffer
+	if code := run([]string{"compile", "../../examples/minimal"}, &out1, &stderr); code != exitOK {
+		t.Fatalf("compile: exit %d\n%s", code, stderr.String())
+	}
+	file := filepath.Join(t.TempDir(), "graph.json")
+	if code := run([]string{"compile", "../../examples/minimal", "-o", file}, &out2, &stderr); code != exitOK {
+		t.Fatalf("compile -o: exit %d\n%s", code, stderr.String())
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, out1.Bytes()) || out2.Len() != 0 {
+		t.Errorf("compile -o wrote different bytes than stdout")
+	}
+	if !bytes.Contains(b, []byte(`"name": "minimal"`)) {
+		t.Errorf("graph.json lacks the contract name:\n%s", b)
+	}
+	stderr.Reset()
+	bad := filepath.Join(t.TempDir(), "bad")
+	writeFile(t, filepath.Join(bad, "c.cue"), []byte("package c\n\nimport \"stitchkit.dev/stitchkit/schema\"\n\nschema.#Contract & {name: \"c\", version: \"1.0.0\", errors: X_Y: {status: 600, message: \"m\"}}\n"))
+	var out3 bytes.Buffer
+	if code := run([]string{"compile", bad}, &out3, &stderr); code != exitFailure {
+		t.Errorf("compile of a bad contract: exit %d, want 1", code)
+	}
+	if out3.Len() != 0 || !strings.Contains(stderr.String(), "c.cue:5:") {
+		t.Errorf("compile of a bad contract: stdout %q stderr %q", out3.String(), stderr.String())
+	}
+}
+
+func TestInit(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "lib-api")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"init", dir}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("init: exit %d\n%s", code, stderr.String())
+	}
+	for _, f := range []string{"cue.mod/module.cue", "contract.cue", "cue.mod/pkg/stitchkit.dev/stitchkit/schema/contract.cue"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("init did not create %s: %v", f, err)
+		}
+	}
+	stdout.Reset()
+	if code := run([]string{"vet", dir}, &stdout, &stderr); code != exitOK {
+		t.Errorf("vet of the scaffold: exit %d\n%s", code, stderr.String())
+	}
+	// A second init refuses to overwrite and changes nothing.
+	contract := filepath.Join(dir, "contract.cue")
+	writeFile(t, contract, []byte("// mine\n"))
+	stderr.Reset()
+	if code := run([]string{"init", dir}, &stdout, &stderr); code != exitFailure {
+		t.Errorf("second init: exit %d, want 1", code)
+	}
+	if b, _ := os.ReadFile(contract); string(b) != "// mine\n" || !strings.Contains(stderr.String(), "refusing to overwrite") {
+		t.Errorf("second init overwrote contract.cue or said %q", stderr.String())
+	}
+}
