@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/conformance"
 	"stitchkit.dev/stitchkit/pkg/export/internal/exporttest"
 	"stitchkit.dev/stitchkit/pkg/export/openapi"
 	"stitchkit.dev/stitchkit/pkg/project"
@@ -51,5 +52,29 @@ func TestCompiledContract(t *testing.T) {
 	}
 	if b := generate(t, g, &openapi.Options{Prefix: "/api"}); string(b) != string(doc) {
 		t.Error("not byte-stable")
+	}
+}
+
+// TestDiscoveryAgreesWithManifest: the manifest's HTTP rows and the
+// document's path keys agree by plain string equality, trailing wildcard
+// included (conformance discovery, research §7).
+func TestDiscoveryAgreesWithManifest(t *testing.T) {
+	g, err := compile.CompileFiles(context.Background(), exporttest.Files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, prefix := range []string{"", "/api"} {
+		m, err := conformance.BuildManifest(g, &conformance.Options{HTTPPrefix: prefix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := generate(t, g, &openapi.Options{Prefix: prefix})
+		if err := conformance.AssertDiscovery(m, conformance.Observed{OpenAPI: doc}); err != nil {
+			t.Errorf("prefix %q: %v", prefix, err)
+		}
+		other := generate(t, g, &openapi.Options{Prefix: prefix + "/v2"})
+		if err := conformance.AssertDiscovery(m, conformance.Observed{OpenAPI: other}); err == nil {
+			t.Errorf("prefix %q: discovery accepted a document mounted elsewhere", prefix)
+		}
 	}
 }
