@@ -31,7 +31,11 @@ func (c *compiler) schemaFor(v cue.Value, node string) graph.Digest {
 	}
 	doc, err := c.generate(v)
 	if err != nil {
-		c.report(c.index.lookup(node), "json-schema", "%s: cannot generate JSON Schema: %v", node, oneLine(err))
+		hint := ""
+		if strings.Contains(err.Error(), "reference ") && strings.Contains(err.Error(), " not found") {
+			hint = " (CUE's JSON Schema generator cannot follow a reference to an optional field: declare that schema as a definition, e.g. #Tags: [...string], and refer to it)"
+		}
+		c.report(c.index.lookup(node), "json-schema", "%s: cannot generate JSON Schema: %v%s", node, oneLine(err), hint)
 		return ""
 	}
 	return c.store(doc, node)
