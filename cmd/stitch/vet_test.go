@@ -2,16 +2,20 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"golang.org/x/tools/txtar"
+
+	"stitchkit.dev/stitchkit/pkg/conformance"
 )
 
-var update = flag.Bool("update", false, "rewrite the want sections of testdata/invalid/*.txtar")
+// -update (rewrite the want sections of testdata/invalid/*.txtar) is the flag
+// pkg/conformance registers in every test binary linking it; a second
+// definition would panic.
+var update = conformance.Update
 
 // TestInvalidCorpus runs `stitch vet contract` on every archive of
 // testdata/invalid and asserts exit 1 and exactly the want/diagnostics
@@ -56,7 +60,7 @@ func TestInvalidCorpus(t *testing.T) {
 			if got == "" {
 				t.Errorf("no diagnostics on stderr:\n%s", stderr.String())
 			}
-			if *update {
+			if update() {
 				ar.Files[wantIdx].Data = []byte(got)
 				if err := os.WriteFile(abs, txtar.Format(ar), 0o644); err != nil {
 					t.Fatal(err)

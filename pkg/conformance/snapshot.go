@@ -15,11 +15,30 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// update is registered on the test binary of every package that imports
-// conformance: `go test -update` rewrites snapshots. A test binary may
-// define a flag only once, so a package that imports conformance must not
-// define its own -update flag.
-var update = flag.Bool("update", false, "rewrite surface manifest snapshots instead of comparing them")
+// The -update flag. Every test binary that links this package gets it:
+// `go test -update` makes [AssertManifestSnapshot] rewrite snapshots. A
+// flag can be defined only once per binary, so a test package that links
+// conformance must not define its own -update; it reads [Update] instead.
+// Binaries not built by `go test` get no flag.
+func init() {
+	if testing.Testing() && flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite golden files (surface manifest snapshots) instead of comparing them")
+	}
+}
+
+// Update reports whether the test binary runs with -update.
+func Update() bool {
+	f := flag.Lookup("update")
+	if f == nil {
+		return false
+	}
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return false
+	}
+	b, _ := g.Get().(bool)
+	return b
+}
 
 // MaxDiffBytes caps the drift report of [CompareManifest].
 const MaxDiffBytes = 4096
@@ -34,7 +53,7 @@ func AssertManifestSnapshot(t testing.TB, m *Manifest, path string) {
 	if err != nil {
 		t.Fatalf("surface manifest: %v", err)
 	}
-	if *update {
+	if Update() {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatalf("surface manifest: %v", err)
 		}

@@ -66,7 +66,7 @@ func TestSnapshotExamples(t *testing.T) {
 }
 
 func TestAssertManifestSnapshot(t *testing.T) {
-	if *update {
+	if Update() {
 		t.Skip("-update rewrites snapshots")
 	}
 	dir := t.TempDir()

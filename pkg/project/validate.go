@@ -37,8 +37,8 @@ func validateMCP(tool string, doc any, output json.RawMessage, pol graph.MCPPoli
 		res.failure = "input schema is not JSON Schema-compatible"
 		return res
 	}
-	if _, hasProps := root["properties"].(map[string]any); root["type"] != "object" || !hasProps || !isPlainObject(root) {
-		res.failure = "input must be an object schema (type: object with properties); flatten the union with policy.mcp.flattenUnionInput or remove MCP from expose"
+	if !isPlainObject(root) {
+		res.failure = "input must be an object schema (type: object, no union at the root); flatten the union with policy.mcp.flattenUnionInput or remove MCP from expose"
 	}
 	if pol.RequireTypedProperties {
 		var untyped []string

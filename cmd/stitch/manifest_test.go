@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestManifestCommand(t *testing.T) {
+	dir := "../../examples/minimal"
+	golden, err := os.ReadFile("../../pkg/conformance/testdata/examples/minimal.manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"manifest", dir, "--http-prefix", "/api"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if !bytes.Equal(stdout.Bytes(), golden) {
+		t.Errorf("stdout differs from the conformance golden:\n%s", stdout.String())
+	}
+
+	out := filepath.Join(t.TempDir(), "surface-manifest.json")
+	stdout.Reset()
+	if code := run([]string{"manifest", dir, "--http-prefix", "/api", "-o", out}, &stdout, &stderr); code != exitOK || stdout.Len() != 0 {
+		t.Fatalf("-o: exit %d, stdout %q, stderr %s", code, stdout.String(), stderr.String())
+	}
+	if b, _ := os.ReadFile(out); !bytes.Equal(b, golden) {
+		t.Errorf("-o wrote:\n%s", b)
+	}
+	if code := run([]string{"manifest", dir, "--http-prefix", "/api", "--check", out}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("--check on an equal file: exit %d: %s", code, stderr.String())
+	}
+
+	// Drift: exit 1 and a field-path diff.
+	drifted := strings.Replace(string(golden), `"List notes"`, `"List all notes"`, 1)
+	if err := os.WriteFile(out, []byte(drifted), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := run([]string{"manifest", dir, "--http-prefix", "/api", "--check", out}, &stdout, &stderr); code != exitFailure {
+		t.Fatalf("--check on drift: exit %d", code)
+	}
+	for _, want := range []string{`-operations[contract notes.list].description: "List all notes"`, `+operations[contract notes.list].description: "List notes"`} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("diff lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	if !strings.Contains(stderr.String(), "drifted from") {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+
+	// Another manifestVersion: regenerate message.
+	old := strings.Replace(string(golden), `"manifestVersion": 2`, `"manifestVersion": 1`, 1)
+	if err := os.WriteFile(out, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stderr.Reset()
+	if code := run([]string{"manifest", dir, "--check", out}, &stdout, &stderr); code != exitFailure || !strings.Contains(stderr.String(), "Surface snapshot is manifestVersion 1; this build writes 2") {
+		t.Errorf("old version: exit %d: %s", code, stderr.String())
+	}
+
+	if code := run([]string{"manifest"}, &stdout, &stderr); code != exitUsage {
+		t.Errorf("no DIR: exit %d", code)
+	}
+	if code := run([]string{"manifest", filepath.Join(t.TempDir(), "missing")}, &stdout, &stderr); code != exitFailure {
+		t.Errorf("missing DIR: exit %d", code)
+	}
+}
