@@ -27,6 +27,7 @@
 package review
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
@@ -134,7 +135,13 @@ func (f Finding) MarshalJSON() ([]byte, error) {
 	if f.Pos.IsValid() {
 		j.Pos = &posJSON{File: f.Pos.File, Line: f.Pos.Line, Col: f.Pos.Col}
 	}
-	return json.Marshal(j)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(j); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // UnmarshalJSON reads a finding written by MarshalJSON.

@@ -235,12 +235,14 @@ func (d *schemaDiff) compare(ptr string, oldS, newS any) {
 	case oldS == nil && newS == nil:
 		return
 	case oldS == nil:
-		// A schema appeared where there was none: nothing was accepted
-		// (or promised) before, so every value is new.
-		d.addEffect("schema", widened, ptr, "schema added")
+		d.schemaAdded(ptr, newS)
 		return
 	case newS == nil:
-		d.addEffect("schema", narrowed, ptr, "schema removed")
+		if d.dir == Request {
+			d.add("schema-removed", Warning, ptr, "schema removed: values callers send are no longer validated or used")
+		} else {
+			d.add("schema-removed", Breaking, ptr, "schema removed: callers reading the value break")
+		}
 		return
 	}
 	o, oref := resolve(d.oldRoot, oldS)
@@ -257,25 +259,53 @@ func (d *schemaDiff) compare(ptr string, oldS, newS any) {
 		return
 	}
 
+	// A lone schema replaced by a union of alternatives (or the reverse)
+	// compares as a one-branch union, so the branch that stayed matches.
+	for _, k := range []string{"anyOf", "oneOf"} {
+		ou, oIs := o[k].([]any)
+		nu, nIs := n[k].([]any)
+		switch {
+		case oIs && !nIs && pureUnion(o, k) && !hasUnion(n):
+			d.branches(ptr+"/"+k, k, ou, []any{newS})
+			return
+		case nIs && !oIs && pureUnion(n, k) && !hasUnion(o):
+			d.branches(ptr+"/"+k, k, []any{oldS}, nu)
+			return
+		}
+	}
+
 	d.annotations(ptr, o, n)
 	d.types(ptr, o, n)
 	d.values(ptr, o, n)
-	intOnly := isIntegerOnly(o) && isIntegerOnly(n)
-	d.bound(ptr, o, n, "minimum", "exclusiveMinimum", true, intOnly)
-	d.bound(ptr, o, n, "maximum", "exclusiveMaximum", false, intOnly)
-	d.multipleOf(ptr, o, n)
-	for _, c := range []struct{ key, kind string }{
-		{"minLength", "min-length"}, {"minItems", "min-items"}, {"minProperties", "min-properties"},
-	} {
-		d.count(ptr, o, n, c.key, c.kind, true)
+	// Type-specific keywords matter only when both sides admit the type:
+	// a string that became an integer is one type change, not also a
+	// dropped maxLength.
+	ot, nt := typeSet(o), typeSet(n)
+	both := func(t string) bool { return typeContains(ot, t) && typeContains(nt, t) }
+	if both("number") || both("integer") {
+		intOnly := isIntegerOnly(o) && isIntegerOnly(n)
+		d.bound(ptr, o, n, "minimum", "exclusiveMinimum", true, intOnly)
+		d.bound(ptr, o, n, "maximum", "exclusiveMaximum", false, intOnly)
+		d.multipleOf(ptr, o, n)
 	}
-	for _, c := range []struct{ key, kind string }{
-		{"maxLength", "max-length"}, {"maxItems", "max-items"}, {"maxProperties", "max-properties"},
+	for _, c := range []struct{ key, kind, typ string }{
+		{"minLength", "min-length", "string"}, {"minItems", "min-items", "array"}, {"minProperties", "min-properties", "object"},
 	} {
-		d.count(ptr, o, n, c.key, c.kind, false)
+		if both(c.typ) {
+			d.count(ptr, o, n, c.key, c.kind, true)
+		}
 	}
-	d.stringKeyword(ptr, o, n, "pattern")
-	d.stringKeyword(ptr, o, n, "format")
+	for _, c := range []struct{ key, kind, typ string }{
+		{"maxLength", "max-length", "string"}, {"maxItems", "max-items", "array"}, {"maxProperties", "max-properties", "object"},
+	} {
+		if both(c.typ) {
+			d.count(ptr, o, n, c.key, c.kind, false)
+		}
+	}
+	if both("string") {
+		d.stringKeyword(ptr, o, n, "pattern")
+		d.stringKeyword(ptr, o, n, "format")
+	}
 	if ob, nb := o["uniqueItems"] == true, n["uniqueItems"] == true; ob != nb {
 		if nb {
 			d.addEffect("unique-items", narrowed, ptr+"/uniqueItems", "items must now be unique")
@@ -289,6 +319,23 @@ func (d *schemaDiff) compare(ptr string, oldS, newS any) {
 	d.union(ptr, o, n, "anyOf")
 	d.allOf(ptr, o, n)
 	d.fallback(ptr, o, n)
+}
+
+// schemaAdded classifies a schema slot that appears (an operation gains
+// #input, #query or #output). A new request schema breaks callers only when
+// it requires something; a new response schema is information callers did
+// not have before.
+func (d *schemaDiff) schemaAdded(ptr string, newS any) {
+	if d.dir == Response {
+		d.add("schema-added", Info, ptr, "schema added")
+		return
+	}
+	n, _ := resolve(d.newRoot, newS)
+	if req := stringSet(n["required"]); len(req) > 0 {
+		d.add("schema-added", Breaking, ptr, "schema added with required properties %s: requests without them are now rejected", strings.Join(req, ", "))
+		return
+	}
+	d.add("schema-added", Info, ptr, "schema added; nothing in it is required")
 }
 
 func (d *schemaDiff) annotations(ptr string, o, n map[string]any) {
@@ -856,6 +903,32 @@ func (d *schemaDiff) union(ptr string, o, n map[string]any, key string) {
 		d.add(kebab(key)+"-changed", Warning, p, "%s %s: review the change by hand", key, map[bool]string{true: "added", false: "removed"}[nOK])
 		return
 	}
+	d.branches(p, key, ob, nb)
+}
+
+// annotationKeys never change which values a schema accepts.
+var annotationKeys = map[string]bool{"title": true, "description": true, "examples": true, "$comment": true,
+	"$defs": true, "definitions": true, "$schema": true, "$id": true, "default": true}
+
+// pureUnion reports whether s is only a union under key (plus annotations).
+func pureUnion(s map[string]any, key string) bool {
+	for k := range s {
+		if k != key && !annotationKeys[k] {
+			return false
+		}
+	}
+	return true
+}
+
+func hasUnion(s map[string]any) bool {
+	_, a := s["anyOf"]
+	_, o := s["oneOf"]
+	return a || o
+}
+
+// branches matches union branches old → new and compares the pairs;
+// unmatched old branches narrow, unmatched new branches widen.
+func (d *schemaDiff) branches(p, key string, ob, nb []any) {
 	oldUsed := make([]bool, len(ob))
 	newMatch := make([]int, len(nb))
 	for i := range newMatch {

@@ -1,0 +1,172 @@
+package review
+
+import "slices"
+
+// Rule documents one rule id: the severity it reports and why.
+type Rule struct {
+	// ID is the stable rule id of the findings it produces.
+	ID string `json:"id"`
+	// Severity is "breaking", "warning" or "info", or two of them joined by
+	// "|" when the rule's severity depends on context (told in Rationale).
+	Severity string `json:"severity"`
+	// Rationale explains the severity.
+	Rationale string `json:"rationale"`
+}
+
+// constraintKinds are the schema keywords classified by how they move the
+// set of valid values: narrowed (fewer values valid), widened (more) or
+// changed (neither a subset nor a superset).
+var constraintKinds = []struct{ kind, what string }{
+	{"type", "JSON type"},
+	{"enum", "enum values"},
+	{"const", "const value"},
+	{"minimum", "lower bound (minimum, exclusiveMinimum; integer bounds normalised, so >0 equals >=1)"},
+	{"maximum", "upper bound (maximum, exclusiveMaximum)"},
+	{"multiple-of", "multipleOf"},
+	{"min-length", "minLength"},
+	{"max-length", "maxLength"},
+	{"min-items", "minItems"},
+	{"max-items", "maxItems"},
+	{"min-properties", "minProperties"},
+	{"max-properties", "maxProperties"},
+	{"pattern", "pattern (added narrows, removed widens, changed is incomparable)"},
+	{"format", "format (added narrows, removed widens, changed is incomparable)"},
+	{"unique-items", "uniqueItems"},
+	{"additional-properties", "additionalProperties (closing narrows, opening widens)"},
+	{"one-of", "oneOf branches (matched by equality, then by const discriminator, then by position)"},
+	{"any-of", "anyOf branches (matched like oneOf)"},
+	{"all-of", "allOf members (an added member narrows)"},
+}
+
+// fixedRules are the rules whose id does not follow the
+// <direction>-<kind>-<effect> pattern.
+var fixedRules = []Rule{
+	{"http-operation-removed", "breaking", "The route is gone (operation removed or no longer exposed on HTTP): its callers get 404/405."},
+	{"http-operation-added", "info", "A new route breaks nobody."},
+	{"http-method-changed", "breaking", "Callers using the old method get 405."},
+	{"http-path-changed", "breaking", "Callers of the old URL get 404."},
+	{"http-path-parameter-renamed", "info", "The URLs are unchanged. Tool callers pass path parameters by name: on tool-exposed operations the params schema findings report the rename as breaking."},
+	{"tool-removed", "breaking", "A tool (or CLI command) left a surface — the operation was removed, no longer exposed to the transport, or no longer selected by the surface: clients calling it break."},
+	{"tool-added", "info", "A new tool breaks nobody."},
+	{"tool-renamed", "breaking", "Tools are called by name; the name changed (explicit tool.name, or the derived name of a changed service or action)."},
+	{"tool-annotations-changed", "info", "MCP hints (readOnlyHint, …) are hints, never security."},
+	{"mcp-surface-removed", "breaking", "Clients connected to the named (or default) MCP surface lose all its tools."},
+	{"mcp-surface-added", "info", "A new MCP surface breaks nobody."},
+	{"scope-changed", "breaking|warning", "Breaking when the new scope is not \"public\": callers authorised for the old scope may be refused. A warning when the operation becomes public: nobody breaks, but access widened and a reviewer should confirm it."},
+	{"operation-description-changed", "info", "Descriptions are documentation (HTTP summary, tool description, CLI help)."},
+	{"operation-meta-changed", "info", "meta is application metadata; the framework never sends it."},
+	{"operation-examples-changed", "info", "Examples are documentation and mock data."},
+	{"operation-error-removed", "info", "The operation no longer declares the code; callers handling it keep working."},
+	{"operation-error-added", "warning", "A new failure mode callers may not handle."},
+	{"error-added", "info", "A new application error code."},
+	{"error-removed", "info", "The code left the registry; operations still declaring it are reported per operation."},
+	{"error-status-changed", "breaking", "Callers branch on the HTTP status of an error code."},
+	{"error-message-changed", "info", "Messages are for humans; callers branch on the code."},
+	{"runtime-tool-identity-changed", "warning", "Hooks, audit and authorisation see a different service.action or method; tool callers are unaffected."},
+	{"runtime-tool-description-changed", "info", "Documentation."},
+	{"runtime-tool-meta-changed", "info", "Application metadata."},
+	{"cli-command-removed", "breaking", "Scripts calling the CLI-only command break."},
+	{"cli-command-added", "info", "A new command breaks nobody."},
+	{"cli-command-description-changed", "info", "Help text."},
+	{"realtime-contract-removed", "breaking", "Connected clients lose every event of the contract."},
+	{"realtime-contract-added", "info", "A new realtime contract breaks nobody."},
+	{"realtime-event-removed", "breaking", "Clients emitting a removed clientToServer event are rejected; clients listening for a removed serverToClient event never receive it."},
+	{"realtime-event-added", "info", "A new event breaks nobody."},
+	{"realtime-event-description-changed", "info", "Documentation."},
+	{"realtime-ack-added", "breaking|info", "Breaking on a serverToClient event (the server now waits for an ack clients do not send); info on a clientToServer event (clients may ignore the ack)."},
+	{"realtime-ack-removed", "breaking|info", "Breaking on a clientToServer event (clients awaiting the ack time out); info on a serverToClient event."},
+	{"mcp-policy-changed", "info", "The policy itself; each advertised schema it changes is reported per tool under advertisedInput."},
+	{"agent-policy-changed", "info", "Like mcp-policy-changed, for the Agent surface."},
+	{"contract-renamed", "warning", "Manifests, generated packages and documents are keyed by the contract name."},
+	{"contract-version-changed", "info", "Version bookkeeping."},
+	{"contract-info-changed", "info", "Documentation."},
+	{"suppression-expired", "warning", "The suppression no longer applies: the finding counts again (or the suppression matches nothing and should be removed)."},
+	{"suppression-unused", "warning", "The suppression matches no finding: remove it so it cannot hide a future change."},
+	{"request-required-property-added", "breaking", "Requests without the new required property are rejected."},
+	{"request-optional-property-added", "info", "Callers may send it; nobody has to."},
+	{"request-property-removed", "breaking|warning", "Breaking when the schema is closed (additionalProperties false): callers still sending it are rejected. A warning when it is open: the value is accepted and silently ignored."},
+	{"request-property-became-required", "breaking", "Requests omitting it are rejected."},
+	{"request-property-became-optional", "info", "Requests keep working."},
+	{"response-property-added", "info", "More data for callers; unknown fields are ignored by JSON clients."},
+	{"response-required-property-removed", "breaking", "Callers reading the property break."},
+	{"response-optional-property-removed", "warning", "Callers must already cope with its absence, but those reading it lose data."},
+	{"response-property-became-optional", "breaking", "Callers reading it may find it missing."},
+	{"response-property-became-required", "info", "Responses promise more."},
+	{"response-additional-properties-widened", "warning", "Opening a response object: JSON clients ignore unknown fields, strict or generated clients may not. (Adding one property is info, so opening the object is a warning rather than breaking.)"},
+	{"request-schema-added", "breaking|info", "An operation gains #params/#query/#input: breaking when the new schema requires a property, info otherwise."},
+	{"request-schema-removed", "warning", "The server no longer reads the values callers send."},
+	{"response-schema-added", "info", "An operation starts declaring its output."},
+	{"response-schema-removed", "breaking", "The output is gone: callers reading it break."},
+	{"request-description-changed", "info", "title/description inside a schema: documentation."},
+	{"response-description-changed", "info", "title/description inside a schema: documentation."},
+	{"request-examples-changed", "info", "Documentation."},
+	{"response-examples-changed", "info", "Documentation."},
+	{"request-default-changed", "warning", "The server fills the default in for callers omitting the value: they silently get a different behaviour."},
+	{"response-default-changed", "info", "Documentation of responses."},
+	{"request-deprecated", "warning", "Callers should migrate."},
+	{"response-deprecated", "warning", "Callers should migrate."},
+	{"request-undeprecated", "info", "Deprecation withdrawn."},
+	{"response-undeprecated", "info", "Deprecation withdrawn."},
+	{"request-annotation-changed", "info", "readOnly/writeOnly are annotations."},
+	{"response-annotation-changed", "info", "readOnly/writeOnly are annotations."},
+	{"request-one-of-changed", "warning", "A union appeared or disappeared around a schema: not classified automatically, review by hand."},
+	{"response-one-of-changed", "warning", "A union appeared or disappeared around a schema: not classified automatically, review by hand."},
+	{"request-any-of-changed", "warning", "As request-one-of-changed, for anyOf."},
+	{"response-any-of-changed", "warning", "As response-one-of-changed, for anyOf."},
+	{"request-schema-keyword-changed", "warning", "A keyword the classifier does not model (not, if/then/else, patternProperties, propertyNames, …) changed: review by hand."},
+	{"response-schema-keyword-changed", "warning", "A keyword the classifier does not model changed: review by hand."},
+}
+
+// Rules returns every rule id with its severity and rationale, sorted by
+// id. Schema constraint rules are named <direction>-<kind>-<effect>:
+// direction request (values the server receives) or response (values it
+// sends); effect narrowed (fewer values valid), widened (more) or changed
+// (neither). Narrowing a request or widening a response breaks callers; the
+// opposite moves are info; changed is breaking either way.
+func Rules() []Rule {
+	out := slices.Clone(fixedRules)
+	for _, dir := range []Direction{Request, Response} {
+		for _, k := range constraintKinds {
+			for _, e := range []effect{narrowed, widened, changed} {
+				id := dir.String() + "-" + k.kind + "-" + e.String()
+				if slices.ContainsFunc(out, func(r Rule) bool { return r.ID == id }) {
+					continue
+				}
+				why := k.what + " " + e.String() + " on values the server "
+				if dir == Request {
+					why += "receives"
+				} else {
+					why += "sends"
+				}
+				switch severityOf(dir, e) {
+				case Breaking:
+					why += ": breaks callers."
+				default:
+					why += ": compatible."
+				}
+				out = append(out, Rule{ID: id, Severity: string(severityOf(dir, e)), Rationale: why})
+			}
+		}
+	}
+	// response-additional-properties-widened is a warning, documented
+	// above; the generated entry would say breaking.
+	slices.SortFunc(out, func(a, b Rule) int {
+		switch {
+		case a.ID < b.ID:
+			return -1
+		case a.ID > b.ID:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+func ruleByID(id string) (Rule, bool) {
+	for _, r := range Rules() {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
