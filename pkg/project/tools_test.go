@@ -124,7 +124,11 @@ func TestSelectionErrors(t *testing.T) {
 	if got := mustTools(t, g).Surface(graph.MCP, "").Names(); len(got) != 0 {
 		t.Errorf("tasks.p* selected %v", got)
 	}
-	if err := func() error { g.Surfaces.MCP = &graph.MCPSurfaces{Default: &graph.Selection{}, Named: []graph.NamedSelection{{Name: "x"}}}; _, err := ToolSurfaces(g); return err }(); !errors.Is(err, ErrMCPTopology) {
+	if err := func() error {
+		g.Surfaces.MCP = &graph.MCPSurfaces{Default: &graph.Selection{}, Named: []graph.NamedSelection{{Name: "x"}}}
+		_, err := ToolSurfaces(g)
+		return err
+	}(); !errors.Is(err, ErrMCPTopology) {
 		t.Errorf("topology error is not ErrMCPTopology: %v", err)
 	}
 }

@@ -6,8 +6,8 @@ package bypass
 import (
 	"strings"
 
-	proj "stitchkit.dev/stitchkit/pkg/project"
 	"stitchkit.dev/stitchkit/pkg/graph"
+	proj "stitchkit.dev/stitchkit/pkg/project"
 )
 
 func singularize(s string) string { return strings.TrimSuffix(s, "s") } // want: func singularize
