@@ -166,6 +166,10 @@ var ErrMCPTopology = errors.New("Surface manifest MCP topology must use either o
 // portable-format checks), the Agent surface with the Agent policy, the CLI
 // surface plainly.
 //
+// An MCPSurfaces with neither a default nor any named surface is treated as
+// no MCP selection (one default surface with every MCP-exposed tool): the
+// graph cannot tell "named: {}" from an absent selection.
+//
 // Every failure is collected; the returned error joins them all, and the
 // returned Tools is then nil.
 func ToolSurfaces(g *graph.Graph) (*Tools, error) {
