@@ -1,0 +1,113 @@
+package review
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/oasdiff/oasdiff/checker"
+	"github.com/oasdiff/oasdiff/diff"
+	"github.com/oasdiff/oasdiff/load"
+
+	"stitchkit.dev/stitchkit/pkg/export/openapi"
+	"stitchkit.dev/stitchkit/pkg/graph"
+)
+
+// oasdiffErrors exports both graphs to OpenAPI and returns every ERR-level
+// change oasdiff's breaking-change checker reports.
+func oasdiffErrors(t *testing.T, old, new *graph.Graph) []checker.Change {
+	t.Helper()
+	spec := func(g *graph.Graph) *load.SpecInfo {
+		doc, err := openapi.Generate(g, nil)
+		if err != nil {
+			t.Fatalf("openapi.Generate: %v", err)
+		}
+		loader := openapi3.NewLoader()
+		s, err := loader.LoadFromData(doc)
+		if err != nil {
+			t.Fatalf("kin-openapi load: %v", err)
+		}
+		return &load.SpecInfo{Spec: s, Version: g.Version}
+	}
+	d, sources, err := diff.GetWithOperationsSourcesMap(diff.NewConfig(), spec(old), spec(new))
+	if err != nil {
+		t.Fatalf("oasdiff: %v", err)
+	}
+	var out []checker.Change
+	for _, c := range checker.CheckBackwardCompatibility(checker.NewConfig(checker.GetAllChecks()), d, sources) {
+		if c.GetLevel() == checker.ERR {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// opIDFor maps an OpenAPI operationId ("service_action") back to the
+// operation identity it was exported from.
+func opIDFor(gs []*graph.Graph, operationID string) string {
+	for _, g := range gs {
+		for _, op := range g.Operations() {
+			if op.Service+"_"+op.Action == operationID {
+				return op.ID()
+			}
+		}
+	}
+	return ""
+}
+
+// TestOracleOasdiff holds the HTTP projection to oasdiff: every ERR-level
+// change oasdiff finds between the OpenAPI exports of a corpus pair must be
+// matched by at least one breaking finding of ours on the same operation.
+// It also logs what we report that oasdiff cannot see.
+//
+// oasdiffWaivers lists the ERR changes we deliberately do not report as
+// breaking, each with the reason; a waiver that no longer matches fails the
+// test, so the list cannot rot.
+var oasdiffWaivers = map[string]string{
+	"request-exclusive-bound-equivalent request-parameter-exclusive-max-set": "limit is an integer: <101 admits exactly the values <=100 did; oasdiff compares bounds without the type",
+	"request-exclusive-bound-equivalent request-parameter-exclusive-min-set": "limit is an integer: >0 admits exactly the values >=1 did",
+}
+
+func TestOracleOasdiff(t *testing.T) {
+	var invisible []string
+	used := map[string]bool{}
+	for _, p := range loadCorpus(t) {
+		rep, err := Compare(p.old, p.new, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs := oasdiffErrors(t, p.old, p.new)
+		seenByOasdiff := map[string]bool{}
+		for _, c := range errs {
+			id := opIDFor([]*graph.Graph{p.old, p.new}, c.GetOperationId())
+			seenByOasdiff[id] = true
+			ok := slices.ContainsFunc(rep.Findings, func(f Finding) bool {
+				return f.Severity == Breaking && f.Operation() == id
+			})
+			if key := p.name + " " + c.GetId(); !ok && oasdiffWaivers[key] != "" {
+				used[key] = true
+				continue
+			}
+			if !ok {
+				t.Errorf("%s: oasdiff reports %s on %s %s (%s) and we report no breaking finding for operation %q",
+					p.name, c.GetId(), c.GetOperation(), c.GetPath(), c.GetUncolorizedText(checker.NewDefaultLocalizer()), id)
+			}
+		}
+		for _, f := range rep.Findings {
+			if f.Severity != Breaking {
+				continue
+			}
+			if !strings.HasPrefix(f.Surface, "HTTP ") || !seenByOasdiff[f.Operation()] {
+				invisible = append(invisible, fmt.Sprintf("%s: %s on %s", p.name, f.Rule, f.Surface))
+			}
+		}
+	}
+	for key := range oasdiffWaivers {
+		if !used[key] {
+			t.Errorf("waiver %q matched no oasdiff change: remove it", key)
+		}
+	}
+	t.Logf("breaking findings oasdiff cannot see (%d):\n  %s", len(invisible), strings.Join(invisible, "\n  "))
+}
