@@ -1,0 +1,100 @@
+// Package bench holds side-by-side benchmarks of stitchkit against the
+// peers users compare it with; bench/run.sh turns them into ratio rows.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"cuelang.org/go/cue/cuecontext"
+	"cuelang.org/go/cue/load"
+
+	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/schema"
+)
+
+// writeContract writes a CUE module with a contract of ops operations,
+// each with a #query, an #input (or none on GET) and an #output schema.
+func writeContract(tb testing.TB, ops int) string {
+	tb.Helper()
+	dir := tb.TempDir()
+	must := func(err error) {
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(dir, "cue.mod", "pkg", "stitchkit.dev", "stitchkit", "schema"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "cue.mod", "module.cue"), []byte("module: \"example.com/bench@v0\"\nlanguage: version: \"v0.17.1\"\n"), 0o644))
+	entries, err := schema.FS.ReadDir(".")
+	must(err)
+	for _, e := range entries {
+		b, err := schema.FS.ReadFile(e.Name())
+		must(err)
+		must(os.WriteFile(filepath.Join(dir, "cue.mod", "pkg", "stitchkit.dev", "stitchkit", "schema", e.Name()), b, 0o644))
+	}
+	var b strings.Builder
+	b.WriteString("package bench\n\nimport (\n\t\"strings\"\n\t\"stitchkit.dev/stitchkit/schema\"\n)\n\n")
+	b.WriteString("#Item: {\n\tid: string & =~\"^i_[a-z0-9]+$\"\n\tname: string & strings.MinRunes(1) & strings.MaxRunes(100)\n\tcount: int & >=0\n\ttags?: [...string]\n}\n\n")
+	b.WriteString("schema.#Contract & {\n\tname: \"bench\"\n\tversion: \"1.0.0\"\n\tservices: {\n")
+	const perService = 25
+	for s := 0; s < (ops+perService-1)/perService; s++ {
+		fmt.Fprintf(&b, "\t\tsvc%d: operations: {\n", s)
+		for o := 0; o < perService && s*perService+o < ops; o++ {
+			fmt.Fprintf(&b, "\t\t\top%d: {\n\t\t\t\tmethod: \"POST\"\n\t\t\t\tpath: \"/op%d/{id}\"\n\t\t\t\tdesc: \"Operation %d\"\n", o, o, o)
+			fmt.Fprintf(&b, "\t\t\t\t#query: {limit?: int & >=1 & <=%d, cursor?: string}\n", 10+o)
+			fmt.Fprintf(&b, "\t\t\t\t#input: {name: string & strings.MinRunes(1), count%d: int & >=0, tags?: [...string]}\n", o)
+			b.WriteString("\t\t\t\t#output: {items: [...#Item], next?: string}\n\t\t\t}\n")
+		}
+		b.WriteString("\t\t}\n")
+	}
+	b.WriteString("\t}\n}\n")
+	must(os.WriteFile(filepath.Join(dir, "contract.cue"), []byte(b.String()), 0o644))
+	return dir
+}
+
+const benchOps = 500
+
+// BenchmarkCompile measures compile.Compile on the generated contract.
+func BenchmarkCompile(b *testing.B) {
+	dir := writeContract(b, benchOps)
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := compile.Compile(ctx, dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCUEExport is the peer: what `cue export` does with the same
+// package through the CUE Go API — load, build, and marshal the whole value.
+func BenchmarkCUEExport(b *testing.B) {
+	dir := writeContract(b, benchOps)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		insts := load.Instances([]string{"."}, &load.Config{Dir: dir})
+		if insts[0].Err != nil {
+			b.Fatal(insts[0].Err)
+		}
+		v := cuecontext.New().BuildInstance(insts[0])
+		if _, err := v.MarshalJSON(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestBenchContractCompiles keeps the generated contract valid.
+func TestBenchContractCompiles(t *testing.T) {
+	dir := writeContract(t, 30)
+	g, err := compile.Compile(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(g.Operations()); n != 30 {
+		t.Fatalf("%d operations, want 30", n)
+	}
+}
