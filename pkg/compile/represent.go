@@ -19,7 +19,13 @@ import (
 // regular expressions using Go-only syntax. It reports true when it found
 // any.
 func (c *compiler) checkRepresentable(v cue.Value, node string) bool {
-	w := &repWalker{c: c, node: node, seen: map[string]bool{}}
+	// Referenced schemas are walked once per compilation, not once per
+	// schema that refers to them (their problems are reported against the
+	// first referring node).
+	if c.seen == nil {
+		c.seen = map[string]bool{}
+	}
+	w := &repWalker{c: c, node: node, seen: c.seen}
 	w.walk(v, 0)
 	return w.found
 }
