@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"golang.org/x/tools/txtar"
@@ -28,6 +29,23 @@ type corpusPair struct {
 
 // loadCorpus compiles every pair of testdata/corpus.
 func loadCorpus(t *testing.T) []*corpusPair {
+	t.Helper()
+	corpusMu.Lock()
+	defer corpusMu.Unlock()
+	if corpusCache == nil {
+		corpusCache = compileCorpus(t)
+	}
+	return corpusCache
+}
+
+// The corpus is compiled once per test binary; Compare never modifies
+// its graphs.
+var (
+	corpusMu    sync.Mutex
+	corpusCache []*corpusPair
+)
+
+func compileCorpus(t *testing.T) []*corpusPair {
 	t.Helper()
 	paths, err := filepath.Glob(filepath.Join("testdata", "corpus", "*.txtar"))
 	if err != nil {

@@ -211,6 +211,12 @@ func Compare(old, new *graph.Graph, opts *Options) (*Report, error) {
 	if old == nil || new == nil {
 		return nil, fmt.Errorf("review: both graphs are required")
 	}
+	if err := old.Validate(); err != nil {
+		return nil, fmt.Errorf("review: old contract: %w", err)
+	}
+	if err := new.Validate(); err != nil {
+		return nil, fmt.Errorf("review: new contract: %w", err)
+	}
 	c := &comparer{old: old, new: new}
 	var err error
 	if c.oldTools, err = project.ToolSurfaces(old); err != nil {

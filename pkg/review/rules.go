@@ -7,7 +7,7 @@ type Rule struct {
 	// ID is the stable rule id of the findings it produces.
 	ID string `json:"id"`
 	// Severity is "breaking", "warning" or "info", or two of them joined by
-	// "|" when the rule's severity depends on context (told in Rationale).
+	// " or " when the rule's severity depends on context (see Rationale).
 	Severity string `json:"severity"`
 	// Rationale explains the severity.
 	Rationale string `json:"rationale"`
@@ -52,7 +52,7 @@ var fixedRules = []Rule{
 	{"tool-annotations-changed", "info", "MCP hints (readOnlyHint, …) are hints, never security."},
 	{"mcp-surface-removed", "breaking", "Clients connected to the named (or default) MCP surface lose all its tools."},
 	{"mcp-surface-added", "info", "A new MCP surface breaks nobody."},
-	{"scope-changed", "breaking|warning", "Breaking when the new scope is not \"public\": callers authorised for the old scope may be refused. A warning when the operation becomes public: nobody breaks, but access widened and a reviewer should confirm it."},
+	{"scope-changed", "breaking or warning", "Breaking when the new scope is not \"public\": callers authorised for the old scope may be refused. A warning when the operation becomes public: nobody breaks, but access widened and a reviewer should confirm it."},
 	{"operation-description-changed", "info", "Descriptions are documentation (HTTP summary, tool description, CLI help)."},
 	{"operation-meta-changed", "info", "meta is application metadata; the framework never sends it."},
 	{"operation-examples-changed", "info", "Examples are documentation and mock data."},
@@ -73,8 +73,8 @@ var fixedRules = []Rule{
 	{"realtime-event-removed", "breaking", "Clients emitting a removed clientToServer event are rejected; clients listening for a removed serverToClient event never receive it."},
 	{"realtime-event-added", "info", "A new event breaks nobody."},
 	{"realtime-event-description-changed", "info", "Documentation."},
-	{"realtime-ack-added", "breaking|info", "Breaking on a serverToClient event (the server now waits for an ack clients do not send); info on a clientToServer event (clients may ignore the ack)."},
-	{"realtime-ack-removed", "breaking|info", "Breaking on a clientToServer event (clients awaiting the ack time out); info on a serverToClient event."},
+	{"realtime-ack-added", "breaking or info", "Breaking on a serverToClient event (the server now waits for an ack clients do not send); info on a clientToServer event (clients may ignore the ack)."},
+	{"realtime-ack-removed", "breaking or info", "Breaking on a clientToServer event (clients awaiting the ack time out); info on a serverToClient event."},
 	{"mcp-policy-changed", "info", "The policy itself; each advertised schema it changes is reported per tool under advertisedInput."},
 	{"agent-policy-changed", "info", "Like mcp-policy-changed, for the Agent surface."},
 	{"contract-renamed", "warning", "Manifests, generated packages and documents are keyed by the contract name."},
@@ -84,7 +84,7 @@ var fixedRules = []Rule{
 	{"suppression-unused", "warning", "The suppression matches no finding: remove it so it cannot hide a future change."},
 	{"request-required-property-added", "breaking", "Requests without the new required property are rejected."},
 	{"request-optional-property-added", "info", "Callers may send it; nobody has to."},
-	{"request-property-removed", "breaking|warning", "Breaking when the schema is closed (additionalProperties false): callers still sending it are rejected. A warning when it is open: the value is accepted and silently ignored."},
+	{"request-property-removed", "breaking or warning", "Breaking when the schema is closed (additionalProperties false): callers still sending it are rejected. A warning when it is open: the value is accepted and silently ignored."},
 	{"request-property-became-required", "breaking", "Requests omitting it are rejected."},
 	{"request-property-became-optional", "info", "Requests keep working."},
 	{"response-property-added", "info", "More data for callers; unknown fields are ignored by JSON clients."},
@@ -93,7 +93,7 @@ var fixedRules = []Rule{
 	{"response-property-became-optional", "breaking", "Callers reading it may find it missing."},
 	{"response-property-became-required", "info", "Responses promise more."},
 	{"response-additional-properties-widened", "warning", "Opening a response object: JSON clients ignore unknown fields, strict or generated clients may not. (Adding one property is info, so opening the object is a warning rather than breaking.)"},
-	{"request-schema-added", "breaking|info", "An operation gains #params/#query/#input: breaking when the new schema requires a property, info otherwise."},
+	{"request-schema-added", "breaking or info", "An operation gains #params/#query/#input: breaking when the new schema requires a property, info otherwise."},
 	{"request-schema-removed", "warning", "The server no longer reads the values callers send."},
 	{"response-schema-added", "info", "An operation starts declaring its output."},
 	{"response-schema-removed", "breaking", "The output is gone: callers reading it break."},

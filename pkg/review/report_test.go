@@ -1,0 +1,258 @@
+package review
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"stitchkit.dev/stitchkit/pkg/graph"
+)
+
+func corpusPairNamed(t *testing.T, name string) *corpusPair {
+	t.Helper()
+	for _, p := range loadCorpus(t) {
+		if p.name == name {
+			return p
+		}
+	}
+	t.Fatalf("no corpus pair %s", name)
+	return nil
+}
+
+// TestFingerprintsIgnoreUnrelatedEdits: the pair unrelated-edit-with-breaking
+// makes the change of request-required-property-added plus a new operation
+// and a reformatted operation; the breaking finding keeps its fingerprint
+// (and its rule, surface and location) although its source line moved.
+func TestFingerprintsIgnoreUnrelatedEdits(t *testing.T) {
+	alone := corpusPairNamed(t, "request-required-property-added")
+	noisy := corpusPairNamed(t, "unrelated-edit-with-breaking")
+	ra, err := Compare(alone.old, alone.new, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rn, err := Compare(noisy.old, noisy.new, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ra.Breaking() != 1 || rn.Breaking() != 1 {
+		t.Fatalf("want one breaking finding each, got %d and %d", ra.Breaking(), rn.Breaking())
+	}
+	a, n := ra.Findings[0], rn.Findings[0]
+	if a.Fingerprint != n.Fingerprint || a.Location != n.Location || a.Rule != n.Rule {
+		t.Errorf("fingerprint changed with unrelated edits:\n  %+v\n  %+v", a, n)
+	}
+	if a.Pos == n.Pos {
+		t.Errorf("test is vacuous: the reformatting did not move the source position (%s)", a.Pos)
+	}
+}
+
+// TestReportByteStable renders every format twice from graphs compiled
+// twice and requires identical bytes.
+func TestReportByteStable(t *testing.T) {
+	for _, name := range []string{"operation-removed", "response-enum-widened", "realtime-ack-removed"} {
+		var prev map[string][]byte
+		for range 2 {
+			p := corpusPairNamed(t, name)
+			rep, err := Compare(p.old, p.new, &Options{OldSource: "old", NewSource: "new"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cur := map[string][]byte{}
+			for _, f := range Formats {
+				var buf bytes.Buffer
+				if err := rep.Write(&buf, f); err != nil {
+					t.Fatal(err)
+				}
+				cur[f] = buf.Bytes()
+			}
+			for f, b := range prev {
+				if !bytes.Equal(b, cur[f]) {
+					t.Errorf("%s: %s output is not byte-stable", name, f)
+				}
+			}
+			prev = cur
+		}
+	}
+}
+
+// TestJSONReportMatchesSchema validates the JSON report of every corpus
+// pair (with a suppression, so optional fields appear) against the
+// published report.schema.json.
+func TestJSONReportMatchesSchema(t *testing.T) {
+	c := jsonschema.NewCompiler()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(ReportSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AddResource("report.schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("report.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range loadCorpus(t) {
+		rep, err := Compare(p.old, p.new, &Options{OldSource: "a", NewSource: "b"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Findings) > 0 {
+			s, err := ParseSuppressions("s.yaml", []byte("suppressions:\n  - fingerprint: "+rep.Findings[0].Fingerprint+"\n    reason: ok\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep, err = Compare(p.old, p.new, &Options{Suppressions: s}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var buf bytes.Buffer
+		if err := rep.WriteJSON(&buf); err != nil {
+			t.Fatal(err)
+		}
+		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(buf.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sch.Validate(inst); err != nil {
+			t.Errorf("%s: report does not match report.schema.json: %v", p.name, err)
+		}
+		var back Report
+		if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+			t.Fatal(err)
+		}
+		var again bytes.Buffer
+		if err := back.WriteJSON(&again); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(buf.Bytes(), again.Bytes()) {
+			t.Errorf("%s: JSON report does not round-trip", p.name)
+		}
+	}
+}
+
+func TestSuppressions(t *testing.T) {
+	p := corpusPairNamed(t, "operation-removed")
+	base, err := Compare(p.old, p.new, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base.Breaking() != 4 {
+		t.Fatalf("want 4 breaking findings, got %d", base.Breaking())
+	}
+	var fps []string
+	for _, f := range base.Findings {
+		fps = append(fps, f.Fingerprint)
+	}
+	yaml := "suppressions:\n" +
+		"  - fingerprint: " + fps[0] + "\n    reason: agents migrated\n" +
+		"  - fingerprint: " + fps[1][:12] + "\n    reason: prefix is enough\n    expires: 2099-01-01\n" +
+		"  - fingerprint: " + fps[2] + "\n    reason: too late\n    expires: 2020-01-01\n" +
+		"  - fingerprint: 0000000000000000\n    reason: stale\n"
+	s, err := ParseSuppressions(SuppressionsFile, []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Compare(p.old, p.new, &Options{Suppressions: s, Now: time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Breaking() != 2 || rep.Summary.Suppressed != 2 || rep.Summary.Warning != 2 {
+		t.Fatalf("summary %+v; want 2 breaking (one expired), 2 suppressed, 2 warnings", rep.Summary)
+	}
+	var rules []string
+	for _, f := range rep.Findings {
+		if f.Surface == "suppressions" {
+			rules = append(rules, f.Rule+"@"+f.Pos.String())
+		}
+	}
+	slices.Sort(rules)
+	want := "suppression-expired@stitch-review.yaml:7:5 suppression-unused@stitch-review.yaml:10:5"
+	if strings.Join(rules, " ") != want {
+		t.Errorf("suppression warnings %q; want %q", strings.Join(rules, " "), want)
+	}
+	for _, f := range rep.Findings {
+		if f.Fingerprint == fps[0] && (!f.Suppressed || f.SuppressionReason != "agents migrated") {
+			t.Errorf("finding %s not suppressed: %+v", fps[0], f)
+		}
+	}
+}
+
+func TestParseSuppressionsStrict(t *testing.T) {
+	for _, c := range []struct{ name, yaml, want string }{
+		{"unknown key", "suppressions:\n  - fingerprint: 0123456789abcdef\n    reason: x\n    expire: 2026-01-01\n", "line 4: field expire not found"},
+		{"unknown top key", "supressions: []\n", "line 1: field supressions not found"},
+		{"no reason", "suppressions:\n  - fingerprint: 0123456789abcdef\n", "f.yaml:2: reason is required"},
+		{"bad fingerprint", "suppressions:\n  - fingerprint: xyz\n    reason: r\n", "f.yaml:2: fingerprint \"xyz\""},
+		{"bad date", "suppressions:\n  - fingerprint: 0123456789abcdef\n    reason: r\n    expires: 31/12/2026\n", "f.yaml:2: expires \"31/12/2026\""},
+		{"duplicate", "suppressions:\n  - {fingerprint: 0123456789abcdef, reason: r}\n  - {fingerprint: 0123456789abcdef, reason: r}\n", "f.yaml:3: fingerprint 0123456789abcdef is already suppressed at line 2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseSuppressions("f.yaml", []byte(c.yaml))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v; want it to contain %q", err, c.want)
+			}
+		})
+	}
+	if s, err := ParseSuppressions("f.yaml", nil); err != nil || len(s.Suppressions) != 0 {
+		t.Errorf("empty file: %v, %v", s, err)
+	}
+}
+
+// TestFormats pins the shape of the human formats on one pair.
+func TestFormats(t *testing.T) {
+	p := corpusPairNamed(t, "request-required-property-added")
+	g := *p.new
+	g.Sources = map[string]graph.Pos{}
+	for k, v := range p.new.Sources {
+		v.File = "contracts/" + v.File
+		g.Sources[k] = v
+	}
+	rep, err := Compare(p.old, &g, &Options{OldSource: "git:origin/main:contracts", NewSource: "contracts"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gha, md, txt bytes.Buffer
+	for f, b := range map[string]*bytes.Buffer{"githubactions": &gha, "markdown": &md, "text": &txt} {
+		if err := rep.Write(b, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fp := rep.Findings[0].Fingerprint
+	wantGHA := "::error file=contracts/contract.cue,line=52,col=5,title=request-required-property-added::HTTP POST /tasks: input: required property \"due\" added: requests without it are now rejected [tasks.create#/input/properties/due; fingerprint " + fp + "]\n"
+	if !strings.HasPrefix(gha.String(), wantGHA) {
+		t.Errorf("githubactions:\n%s\nwant prefix:\n%s", gha.String(), wantGHA)
+	}
+	for _, want := range []string{MarkdownMarker, ":x: **1 breaking change", "| `request-required-property-added` |", "fingerprint: " + fp, SuppressionsFile} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+	if strings.Contains(txt.String(), "no breaking changes") || !strings.Contains(txt.String(), "1 breaking change") {
+		t.Errorf("text verdict wrong:\n%s", txt.String())
+	}
+	if err := rep.Write(&txt, "yaml"); err == nil {
+		t.Error("unknown format accepted")
+	}
+}
+
+// TestRulesDocumented checks that docs/review.md lists every rule with the
+// severity Rules gives it.
+func TestRulesDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "review.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range Rules() {
+		row := "| `" + r.ID + "` | " + r.Severity + " |"
+		if !strings.Contains(string(doc), row) {
+			t.Errorf("docs/review.md lacks the row %q", row)
+		}
+	}
+}
