@@ -158,7 +158,12 @@ func (f *flattener) flatten(node map[string]any) (map[string]any, bool) {
 		}
 	}
 	props := map[string]any{}
-	required := []any{disc}
+	// The discriminator stays optional when a branch let it be omitted:
+	// the flat schema must accept everything the union accepts.
+	var required []any
+	if requiredEverywhere(branches, disc) {
+		required = append(required, disc)
+	}
 	var all []any
 	for _, vs := range values {
 		for _, v := range vs {
@@ -206,7 +211,11 @@ func (f *flattener) flatten(node map[string]any) (map[string]any, bool) {
 	}
 	out["type"] = "object"
 	out["properties"] = props
-	out["required"] = required
+	if len(required) > 0 {
+		out["required"] = required
+	} else {
+		delete(out, "required")
+	}
 	strict := true
 	for _, b := range branches {
 		if b["additionalProperties"] != false {
@@ -239,36 +248,42 @@ func isBranchObject(b, parent map[string]any) bool {
 	return true
 }
 
-// discriminator finds the first property (by name) that every branch
-// requires with a string const/enum, no value shared between branches. It
-// returns the property and each branch's values.
+// discriminator finds the property that tells the branches apart: a string
+// const/enum present in every branch with no value shared between branches.
+// A property every branch requires wins (upstream's rule); failing that, one
+// every branch merely declares is accepted, because CUE emits a concrete
+// regular field (`kind: "email"`) as an optional const — CUE fills it in, so
+// it may be omitted. Candidates are tried in name order. It returns the
+// property and each branch's values.
 func discriminator(branches []map[string]any) (string, [][]string) {
 	first := branches[0]["properties"].(map[string]any)
-next:
-	for _, name := range sortedKeys(first) {
-		values := make([][]string, len(branches))
-		seen := map[string]bool{}
-		for i, b := range branches {
-			if !requires(b, name) {
-				continue next
-			}
-			p, ok := b["properties"].(map[string]any)[name]
-			if !ok {
-				continue next
-			}
-			vs, ok := stringValues(p)
-			if !ok {
-				continue next
-			}
-			for _, v := range vs {
-				if seen[v] {
+	for _, mustRequire := range []bool{true, false} {
+	next:
+		for _, name := range sortedKeys(first) {
+			values := make([][]string, len(branches))
+			seen := map[string]bool{}
+			for i, b := range branches {
+				if mustRequire && !requires(b, name) {
 					continue next
 				}
-				seen[v] = true
+				p, ok := b["properties"].(map[string]any)[name]
+				if !ok {
+					continue next
+				}
+				vs, ok := stringValues(p)
+				if !ok {
+					continue next
+				}
+				for _, v := range vs {
+					if seen[v] {
+						continue next
+					}
+					seen[v] = true
+				}
+				values[i] = vs
 			}
-			values[i] = vs
+			return name, values
 		}
-		return name, values
 	}
 	return "", nil
 }

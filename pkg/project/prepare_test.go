@@ -58,7 +58,7 @@ func TestFlattenUnion(t *testing.T) {
 func TestFlattenLeavesUnflattenableUnions(t *testing.T) {
 	for name, input := range map[string]string{
 		"overlapping discriminators": `{"oneOf":[{"type":"object","properties":{"kind":{"enum":["a","b"]}},"required":["kind"]},{"type":"object","properties":{"kind":{"enum":["b","c"]}},"required":["kind"]}]}`,
-		"discriminator not required": `{"oneOf":[{"type":"object","properties":{"kind":{"const":"a"}}},{"type":"object","properties":{"kind":{"const":"b"}},"required":["kind"]}]}`,
+		"discriminator missing from a branch": `{"oneOf":[{"type":"object","properties":{"other":{"const":"a"}}},{"type":"object","properties":{"kind":{"const":"b"}},"required":["kind"]}]}`,
 		"non-object branch":          `{"anyOf":[{"type":"object","properties":{"kind":{"const":"a"}},"required":["kind"]},{"type":"string"}]}`,
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -72,6 +72,34 @@ func TestFlattenLeavesUnflattenableUnions(t *testing.T) {
 				t.Errorf("union was flattened: %s", raw)
 			}
 		})
+	}
+}
+
+// CUE emits a concrete regular field (`kind: "a"`) as an optional const, so
+// a discriminator every branch declares but not every branch requires still
+// flattens — and stays optional, so the flat schema accepts all the union
+// accepts.
+func TestFlattenOptionalDiscriminator(t *testing.T) {
+	input := `{"anyOf":[{"type":"object","properties":{"kind":{"const":"email"},"address":{"type":"string"}},"required":["address"],"additionalProperties":false},{"type":"object","properties":{"kind":{"const":"sms"},"phone":{"type":"string"}},"required":["phone","kind"],"additionalProperties":false}]}`
+	pol := graph.Policy{MCP: graph.MCPPolicy{FlattenUnionInput: true, SchemaValidation: graph.ValidationThrow}}
+	ts := mustTools(t, unionGraph(t, input, pol))
+	tool := ts.Surface(graph.MCP, "").Tool("create_thing")
+	if tool == nil {
+		t.Fatal("a union with a declared (optional) discriminator did not reach MCP")
+	}
+	var in map[string]any
+	if err := json.Unmarshal(tool.Input, &in); err != nil {
+		t.Fatal(err)
+	}
+	props := in["properties"].(map[string]any)
+	if got, _ := json.Marshal(props["kind"]); string(got) != `{"enum":["email","sms"],"type":"string"}` {
+		t.Errorf("kind = %s", got)
+	}
+	if got, _ := json.Marshal(props["address"]); string(got) != `{"description":"Required if kind = email","type":"string"}` {
+		t.Errorf("address = %s", got)
+	}
+	if req, ok := in["required"]; ok {
+		t.Errorf("required = %v, want none (kind may be omitted in the email branch)", req)
 	}
 }
 
