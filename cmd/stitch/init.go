@@ -119,6 +119,8 @@ import "stitchkit.dev/stitchkit/schema"
 	name: string
 }
 
+// Keep the root as schema.#Contract & { ... }: plain cue vet refuses unknown
+// fields only in this form (stitch vet refuses them in any form).
 schema.#Contract & {
 	name:    "PKG"
 	version: "0.1.0"

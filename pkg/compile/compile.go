@@ -39,6 +39,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/load"
@@ -226,12 +227,34 @@ func compile(ctx context.Context, display, abs string, cfg *load.Config) (*graph
 	}
 	cctx := cuecontext.New()
 	v := cctx.BuildInstance(inst)
+	contract, cerr := contractDefinition(cctx, inst, cfg)
 	if err := v.Err(); err != nil {
+		c.closed, c.contract = v, contract
 		c.cueErrors(err)
 		return nil, c.result()
 	}
+	if cerr != nil {
+		return nil, fmt.Errorf("contract %s: loading %s: %w", display, schemaImportPath, cerr)
+	}
+	files := c.userFiles(inst.Files)
+	if !referencesContract(files) {
+		c.report(c.packagePos(files), "contract-root", "contract root must unify with schema.#Contract: import %q and write the root as schema.#Contract & { ... }", schemaImportPath)
+	}
+	// Close the root whatever form it was written in: a bare embedded
+	// schema.#Contract leaves the package open under CUE's embedding
+	// rules, and a root that forgot it is not checked at all. Unifying
+	// with the definition itself reports every unknown field ("field not
+	// allowed") at the user's label. The recommended form is closed by CUE
+	// already and skips the (whole-tree) second unification.
+	if !closedForm(files) {
+		v = v.Unify(contract)
+	}
+	c.closed, c.contract = v, contract
 	if err := v.Validate(cue.Concrete(true)); err != nil {
 		c.cueErrors(err)
+		return nil, c.result()
+	}
+	if len(c.diags) > 0 {
 		return nil, c.result()
 	}
 	if err := ctx.Err(); err != nil {
@@ -249,6 +272,173 @@ func compile(ctx context.Context, display, abs string, cfg *load.Config) (*graph
 		return nil, err
 	}
 	return g, nil
+}
+
+// schemaImportPath is the import path of the contract language.
+const schemaImportPath = "stitchkit.dev/stitchkit/schema"
+
+// contractDefinition returns schema.#Contract: from the package's own
+// import of the schema when it has one (so a vendored copy is the one
+// checked against), else from the schema the module resolves.
+func contractDefinition(cctx *cue.Context, inst *build.Instance, cfg *load.Config) (cue.Value, error) {
+	var si *build.Instance
+	for _, imp := range inst.Imports {
+		if ast.ParseImportPath(imp.ImportPath).Unqualified().String() == schemaImportPath {
+			si = imp
+			break
+		}
+	}
+	if si == nil {
+		insts := load.Instances([]string{schemaImportPath}, cfg)
+		if len(insts) != 1 {
+			return cue.Value{}, fmt.Errorf("expected one CUE package, found %d", len(insts))
+		}
+		if insts[0].Err != nil {
+			return cue.Value{}, insts[0].Err
+		}
+		si = insts[0]
+	}
+	sv := cctx.BuildInstance(si)
+	if err := sv.Err(); err != nil {
+		return cue.Value{}, err
+	}
+	def := sv.LookupPath(cue.MakePath(cue.Def("Contract")))
+	if !def.Exists() {
+		return cue.Value{}, fmt.Errorf("the schema package declares no #Contract")
+	}
+	return def, nil
+}
+
+// userFiles returns the files of the contract package itself (not the
+// schema package or anything outside the contract directory).
+func (c *compiler) userFiles(files []*ast.File) []*ast.File {
+	var out []*ast.File
+	for _, f := range files {
+		gp := c.relPos(f.Pos())
+		if gp.File == "" {
+			if rel, err := filepath.Rel(c.dir, f.Filename); err == nil {
+				gp.File = filepath.ToSlash(rel)
+			} else {
+				gp.File = f.Filename
+			}
+		}
+		if strings.HasPrefix(gp.File, "cue.mod/") || strings.HasPrefix(gp.File, "../") {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// closedForm reports whether every file writes its root in the
+// recommended form, so CUE itself already closes the package against
+// schema.#Contract: at top level only imports, lets, definitions, hidden
+// fields and embeddings of the form X.#Contract & {...}. A bare embedded
+// X.#Contract next to regular sibling fields is open and is not this form.
+func closedForm(files []*ast.File) bool {
+	found := false
+	for _, f := range files {
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.Package, *ast.ImportDecl, *ast.Attribute, *ast.CommentGroup, *ast.LetClause:
+			case *ast.Field:
+				name, ok := labelName(d.Label)
+				if !ok || !(strings.HasPrefix(name, "#") || strings.HasPrefix(name, "_")) {
+					return false
+				}
+				if _, isIdent := d.Label.(*ast.Ident); !isIdent {
+					return false // "#x" as a string label is a regular field
+				}
+			case *ast.EmbedDecl:
+				if !contractConjunction(d.Expr) {
+					return false
+				}
+				found = true
+			default:
+				return false
+			}
+		}
+	}
+	return found
+}
+
+// contractConjunction reports whether e is X.#Contract & ... (in any
+// operand order, possibly parenthesised).
+func contractConjunction(e ast.Expr) bool {
+	var ops []ast.Expr
+	var flatten func(e ast.Expr)
+	flatten = func(e ast.Expr) {
+		switch x := e.(type) {
+		case *ast.ParenExpr:
+			flatten(x.X)
+		case *ast.BinaryExpr:
+			if x.Op == token.AND {
+				flatten(x.X)
+				flatten(x.Y)
+				return
+			}
+			ops = append(ops, e)
+		default:
+			ops = append(ops, e)
+		}
+	}
+	flatten(e)
+	if len(ops) < 2 {
+		return false
+	}
+	for _, op := range ops {
+		if sel, ok := op.(*ast.SelectorExpr); ok {
+			if name, ok := labelName(sel.Sel); ok && name == "#Contract" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// referencesContract reports whether the package mentions X.#Contract
+// anywhere (the embedding or the & form); without it, plain cue vet checks
+// nothing of the contract language.
+func referencesContract(files []*ast.File) bool {
+	found := false
+	for _, f := range files {
+		ast.Walk(f, func(n ast.Node) bool {
+			if found {
+				return false
+			}
+			if sel, ok := n.(*ast.SelectorExpr); ok {
+				if name, ok := labelName(sel.Sel); ok && name == "#Contract" {
+					found = true
+					return false
+				}
+			}
+			return true
+		}, nil)
+	}
+	return found
+}
+
+// packagePos is the position of the package clause of the first contract
+// file (in name order).
+func (c *compiler) packagePos(files []*ast.File) graph.Pos {
+	var best graph.Pos
+	for _, f := range files {
+		var p token.Pos
+		for _, d := range f.Decls {
+			if pkg, ok := d.(*ast.Package); ok {
+				p = pkg.Name.Pos()
+				break
+			}
+		}
+		gp := c.relPos(p)
+		if !gp.IsValid() || strings.HasPrefix(gp.File, "cue.mod/") || strings.HasPrefix(gp.File, "../") {
+			continue
+		}
+		if !best.IsValid() || posLess(gp, best) {
+			best = gp
+		}
+	}
+	return best
 }
 
 // cueVersion returns the linked cuelang.org/go version.
@@ -280,6 +470,10 @@ type compiler struct {
 	schemaDocs map[string]bool
 	diags      []Diagnostic
 	seen       map[string]bool
+	// closed is the package root unified with schema.#Contract; it
+	// explains "field not allowed" errors.
+	closed   cue.Value
+	contract cue.Value // schema.#Contract
 }
 
 func (c *compiler) result() error {
@@ -349,6 +543,11 @@ func (c *compiler) cueErrors(err error) {
 			a.got = fmt.Sprint(args[1])
 			continue
 		}
+		if format == "field not allowed" {
+			if hint := c.didYouMean(e.Path()); hint != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", hint)
+			}
+		}
 		if path == "surfaces.mcp" && strings.Contains(msg, "matchN") {
 			msg += ": surfaces.mcp takes either default or named, never both"
 		}
@@ -366,6 +565,86 @@ func (c *compiler) cueErrors(err error) {
 		slices.Sort(a.allowed)
 		c.report(a.pos, "cue", "%s: %s is not one of the allowed values %s", path, a.got, strings.Join(slices.Compact(a.allowed), ", "))
 	}
+}
+
+// didYouMean returns the field the contract language allows next to the
+// refused last element of path whose name is closest to it (a misspelt
+// key such as "servcies"), or "".
+func (c *compiler) didYouMean(path []string) string {
+	if len(path) == 0 || !c.closed.Exists() {
+		return ""
+	}
+	bad := path[len(path)-1]
+	sels := make([]cue.Selector, 0, len(path)-1)
+	for _, p := range path[:len(path)-1] {
+		switch {
+		case strings.HasPrefix(p, "#"):
+			sels = append(sels, cue.Def(p))
+		case p != "" && strings.Trim(p, "0123456789") == "":
+			n := 0
+			for _, r := range p {
+				n = n*10 + int(r-'0')
+			}
+			sels = append(sels, cue.Index(n))
+		default:
+			sels = append(sels, cue.Str(p))
+		}
+	}
+	iter, err := c.closed.LookupPath(cue.MakePath(sels...)).Fields(cue.Optional(true))
+	if err != nil && c.contract.Exists() {
+		// The parent itself failed (the refused field makes it bottom):
+		// ask the contract language.
+		iter, err = c.contract.LookupPath(cue.MakePath(sels...)).Fields(cue.Optional(true))
+	}
+	if err != nil {
+		return ""
+	}
+	best, bestDist, prefix := "", 3, ""
+	for iter.Next() {
+		name := iter.Selector().Unquoted()
+		if name == bad || iter.Selector().IsDefinition() {
+			continue
+		}
+		lb, ln := strings.ToLower(bad), strings.ToLower(name)
+		if d := editDistance(lb, ln); d < bestDist && d*3 <= len(name) {
+			best, bestDist = name, d
+		}
+		// toolName for tool: name: ...
+		if len(name) >= 4 && strings.HasPrefix(lb, ln) && len(name) > len(prefix) {
+			prefix = name
+		}
+	}
+	if best == "" {
+		best = prefix
+	}
+	return best
+}
+
+// editDistance is the optimal-string-alignment distance of a and b
+// (insertions, deletions, substitutions and adjacent transpositions).
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev2 := make([]int, len(rb)+1)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(rb)]
 }
 
 // errorPos picks the most useful position of a CUE error.
