@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"errors"
 	"slices"
 	"strings"
 
@@ -130,15 +131,6 @@ func routeShape(p string) string {
 	return strings.Join(segs, "/")
 }
 
-// member is one entry of a tool surface.
-type member struct {
-	id      string // "service.action" or "runtime.NAME" or "cli.NAME"
-	name    string
-	node    string
-	err     error
-	runtime bool
-}
-
 // checks runs the whole-graph checks.
 func (c *compiler) checks() {
 	g := c.g
@@ -178,189 +170,103 @@ func (c *compiler) checks() {
 		}
 		ids[id] = "runtime tool " + rt.Name
 	}
-	c.checkSelections()
-	c.checkToolNames()
+	c.checkSurfaces()
 }
 
-// exposedTo reports whether the pattern target is on transport t.
-func (c *compiler) checkSelections() {
-	sv := field(c.root, "surfaces")
-	if !sv.Exists() {
+// checkSurfaces projects the tool surfaces with pkg/project — the one
+// projector, which alone decides surface membership and tool names — and
+// turns every problem it reports into a positioned diagnostic: selection
+// patterns that name nothing or nothing exposed, invalid tool names, tool
+// name collisions within a surface, unbuildable tool inputs. One problem
+// found on several surfaces (a collision on MCP and AGENT) is reported
+// once, listing them.
+func (c *compiler) checkSurfaces() {
+	_, err := project.ToolSurfaces(c.g)
+	if err == nil {
 		return
 	}
-	type sel struct {
-		node string
-		t    graph.Transport
+	var es project.Errors
+	if !errors.As(err, &es) {
+		c.report(c.index.lookup("surfaces"), "tool-surfaces", "%v", err)
+		return
 	}
-	var sels []sel
-	mv := field(sv, "mcp")
-	if field(mv, "default").Exists() {
-		sels = append(sels, sel{"surfaces.mcp.default", graph.MCP})
+	type group struct {
+		e     *project.Error
+		where []string // surfaces, or transports for per-tool problems
 	}
-	for _, name := range keys(field(mv, "named")) {
-		sels = append(sels, sel{join("surfaces", "mcp", "named", name), graph.MCP})
+	groups := map[string]*group{}
+	var order []string
+	for _, e := range es {
+		cause := ""
+		if e.Err != nil {
+			cause = e.Err.Error()
+		}
+		key := strings.Join(append([]string{string(e.Kind), e.Selection, e.Field, e.Pattern, e.Tool, cause}, e.Nodes...), "\x00")
+		where := project.SurfaceLabel(e.Transport, e.Surface)
+		if e.Kind == project.InvalidToolName || e.Kind == project.InvalidToolInput {
+			where = string(e.Transport) // the name or input is per transport
+		}
+		gr := groups[key]
+		if gr == nil {
+			gr = &group{e: e}
+			groups[key] = gr
+			order = append(order, key)
+		}
+		if !slices.Contains(gr.where, where) {
+			gr.where = append(gr.where, where)
+		}
 	}
-	if field(sv, "agent").Exists() {
-		sels = append(sels, sel{"surfaces.agent", graph.AGENT})
-	}
-	if field(sv, "cli").Exists() {
-		sels = append(sels, sel{"surfaces.cli", graph.CLI})
-	}
-	for _, s := range sels {
-		v := c.at(s.node)
-		for _, kind := range []string{"include", "exclude"} {
-			for i, pat := range strList(field(v, kind)) {
-				if strings.Contains(pat, "*") {
-					continue
-				}
-				where := c.index.lookup(join(s.node, kind, itoa(i)))
-				svc, act, _ := strings.Cut(pat, ".")
-				if svc == "runtime" {
-					rt := c.runtimeTool(act)
-					switch {
-					case rt == nil:
-						c.report(where, "selection-unknown", "%s.%s: %q names no runtime tool", s.node, kind, pat)
-					case !slices.Contains(rt.Transports, s.t):
-						c.report(where, "selection-not-exposed", "%s.%s: runtime tool %s is not on %s (transports %v); add %q to its transports or drop the pattern", s.node, kind, act, s.t, rt.Transports, s.t)
-					}
-					continue
-				}
-				op := c.g.Operation(svc, act)
-				switch {
-				case op == nil:
-					c.report(where, "selection-unknown", "%s.%s: %q names no operation", s.node, kind, pat)
-				case !op.Exposed(s.t) || op.Method == "HEAD":
-					c.report(where, "selection-not-exposed", "%s.%s: operation %s is not exposed to %s (expose %v); add %q to its expose or drop the pattern", s.node, kind, pat, s.t, op.Expose, s.t)
-				}
+	for _, key := range order {
+		gr := groups[key]
+		e, where := gr.e, strings.Join(gr.where, ", ")
+		switch e.Kind {
+		case project.SelectionUnknown, project.SelectionNotExposed:
+			c.report(c.patternPos(e.Selection, e.Field, e.Pattern), string(e.Kind), "%s", e.Message)
+		case project.ToolNameCollision:
+			what, fix := "tool name", "set a distinct tool.name on one of them"
+			if e.Transport == graph.CLI {
+				what, fix = "CLI command name", "set a distinct tool.name or rename the CLI-only command"
 			}
+			c.report(c.latestPos(e.Nodes), string(e.Kind), "%s: %s both have the %s %q; %s",
+				where, strings.Join(e.Labels, " and "), what, e.Tool, fix)
+		case project.InvalidToolName, project.InvalidToolInput:
+			c.report(c.latestPos(e.Nodes), string(e.Kind), "%s on %s: %v", strings.Join(e.Labels, " and "), where, e.Err)
+		case project.MCPTopology:
+			c.report(c.index.lookup("surfaces.mcp"), string(e.Kind), "%s", e.Message)
+		default:
+			c.report(c.latestPos(e.Nodes), string(e.Kind), "%s", e.Message)
 		}
 	}
 }
 
-func (c *compiler) runtimeTool(name string) *graph.RuntimeTool {
-	for i := range c.g.RuntimeTools {
-		if c.g.RuntimeTools[i].Name == name {
-			return &c.g.RuntimeTools[i]
+// patternPos is the position of pattern in the field ("include" or
+// "exclude") of the selection at node sel, as written (the graph keeps
+// patterns sorted).
+func (c *compiler) patternPos(sel, fieldName, pattern string) graph.Pos {
+	for i, p := range strList(field(c.at(sel), fieldName)) {
+		if p == pattern {
+			return c.index.lookup(join(sel, fieldName, itoa(i)))
 		}
 	}
-	return nil
+	return c.index.lookup(join(sel, fieldName))
 }
 
-// globMatch matches name against a pattern whose only metacharacter is '*'.
-func globMatch(pattern, name string) bool {
-	if !strings.Contains(pattern, "*") {
-		return pattern == name
-	}
-	parts := strings.Split(pattern, "*")
-	if !strings.HasPrefix(name, parts[0]) {
-		return false
-	}
-	name = name[len(parts[0]):]
-	for i, p := range parts[1:] {
-		if i == len(parts)-2 {
-			return strings.HasSuffix(name, p) && len(name) >= len(p)
+// latestPos is the position, among the graph nodes given, written last in
+// the source (for a collision: usually the one just added). An operation
+// with an explicit tool.name is positioned at that name.
+func (c *compiler) latestPos(nodes []string) graph.Pos {
+	var best graph.Pos
+	for _, n := range nodes {
+		p := c.index.lookup(n)
+		if tn := join(n, "tool", "name"); c.index.has(tn) {
+			p = c.index.pos[tn]
 		}
-		j := strings.Index(name, p)
-		if j < 0 {
-			return false
-		}
-		name = name[j+len(p):]
-	}
-	return true
-}
-
-func patternMatches(pattern, svc, act string, runtime bool) bool {
-	ps, pa, _ := strings.Cut(pattern, ".")
-	if runtime {
-		return ps == "runtime" && globMatch(pa, act)
-	}
-	return ps != "runtime" && globMatch(ps, svc) && globMatch(pa, act)
-}
-
-func selected(sel *graph.Selection, svc, act string, runtime bool) bool {
-	if sel == nil {
-		return true
-	}
-	in := sel.Include == nil
-	for _, p := range sel.Include {
-		if patternMatches(p, svc, act, runtime) {
-			in = true
-			break
+		if !best.IsValid() || posLess(best, p) {
+			best = p
 		}
 	}
-	if !in {
-		return false
+	if !best.IsValid() {
+		best = c.index.lookup("surfaces")
 	}
-	for _, p := range sel.Exclude {
-		if patternMatches(p, svc, act, runtime) {
-			return false
-		}
-	}
-	return true
-}
-
-// checkToolNames checks tool names per surface: validity on MCP and AGENT,
-// and uniqueness within each surface (default or named MCP surface, AGENT,
-// CLI including native CLI commands).
-func (c *compiler) checkToolNames() {
-	g := c.g
-	type surface struct {
-		label string
-		t     graph.Transport
-		sel   *graph.Selection
-	}
-	var surfaces []surface
-	switch m := g.Surfaces.MCP; {
-	case m == nil:
-		surfaces = append(surfaces, surface{"MCP", graph.MCP, nil})
-	case len(m.Named) > 0:
-		for _, n := range m.Named {
-			surfaces = append(surfaces, surface{"MCP surface " + n.Name, graph.MCP, &n.Selection})
-		}
-	default:
-		surfaces = append(surfaces, surface{"MCP", graph.MCP, m.Default})
-	}
-	surfaces = append(surfaces, surface{"AGENT", graph.AGENT, g.Surfaces.Agent}, surface{"CLI", graph.CLI, g.Surfaces.CLI})
-	for _, s := range surfaces {
-		var members []member
-		for _, op := range g.Operations() {
-			if !op.Exposed(s.t) || op.Method == "HEAD" || !selected(s.sel, op.Service, op.Action, false) {
-				continue
-			}
-			explicit := ""
-			node := join("services", op.Service, "operations", op.Action)
-			if op.Tool != nil && op.Tool.Name != "" {
-				explicit = op.Tool.Name
-				node = join(node, "tool", "name")
-			}
-			name, err := project.ResolveToolName(op.Service, op.Action, explicit, s.t)
-			members = append(members, member{id: "operation " + op.ID(), name: name, node: node, err: err})
-		}
-		for _, rt := range g.RuntimeTools {
-			if !slices.Contains(rt.Transports, s.t) || !selected(s.sel, "runtime", rt.Name, true) {
-				continue
-			}
-			var err error
-			if s.t != graph.CLI {
-				err = project.ValidToolName(rt.Name)
-			}
-			members = append(members, member{id: "runtime tool " + rt.Name, name: rt.Name, node: join("runtimeTools", rt.Name), err: err, runtime: true})
-		}
-		if s.t == graph.CLI {
-			for _, cmd := range g.CliCommands {
-				members = append(members, member{id: "CLI command " + cmd.Name, name: cmd.Name, node: join("cliCommands", cmd.Name)})
-			}
-		}
-		byName := map[string]member{}
-		for _, m := range members {
-			if m.err != nil {
-				c.report(c.index.lookup(m.node), "tool-name", "%s on %s: %v", m.id, s.t, m.err)
-			}
-			if first, ok := byName[m.name]; ok {
-				c.report(c.index.lookup(m.node), "tool-name-collision", "%s: %s and %s both have the tool name %q; set a distinct tool.name on one of them", s.label, first.id, m.id, m.name)
-				continue
-			}
-			byName[m.name] = m
-		}
-	}
+	return best
 }

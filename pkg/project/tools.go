@@ -152,6 +152,113 @@ func (ts *Tools) Surface(t graph.Transport, name string) *Surface {
 // MCP surfaces.
 var ErrMCPTopology = errors.New("Surface manifest MCP topology must use either one direct surface or named surfaces")
 
+// ErrorKind classifies a problem found while projecting tool surfaces. The
+// values are the rule names `stitch vet` prints.
+type ErrorKind string
+
+// Problem kinds of [ToolSurfaces].
+const (
+	// SelectionUnknown: a literal selection pattern names no operation or
+	// runtime tool.
+	SelectionUnknown ErrorKind = "selection-unknown"
+	// SelectionNotExposed: a literal selection pattern names an operation
+	// (or runtime tool) that is not on the selection's transport.
+	SelectionNotExposed ErrorKind = "selection-not-exposed"
+	// InvalidToolName: a tool name is unusable on MCP or AGENT.
+	InvalidToolName ErrorKind = "tool-name"
+	// ToolNameCollision: two tools (or a tool and a CLI-only command) share
+	// a name on one surface.
+	ToolNameCollision ErrorKind = "tool-name-collision"
+	// InvalidToolInput: the advertised input cannot be built (#params,
+	// #query and #input declare one key twice) or fails MCP preparation.
+	InvalidToolInput ErrorKind = "tool-input"
+	// MCPTopology: both a default and named MCP surfaces ([ErrMCPTopology]).
+	MCPTopology ErrorKind = "mcp-topology"
+)
+
+// Error is one problem of a tool projection. It names the graph nodes
+// involved, so a compiler can point at the source:
+//
+//   - a selection problem: Selection ("surfaces.mcp.named.admin",
+//     "surfaces.mcp.default", "surfaces.agent", "surfaces.cli"), Field
+//     ("include" or "exclude") and Pattern;
+//   - every other problem: Nodes, the node paths of the operations
+//     ("services.S.operations.A"), runtime tools ("runtimeTools.N") and
+//     CLI-only commands ("cliCommands.N") involved, with Labels naming them
+//     the same way in prose ("contract tasks.get", `runtime s.a (runtime tool
+//     "n")`, `CLI-only command "n"`).
+//
+// [ToolSurfaces] returns every problem at once as [Errors].
+type Error struct {
+	Kind      ErrorKind
+	Transport graph.Transport
+	// Surface is the named MCP surface; "" for a default surface.
+	Surface   string
+	Selection string
+	Field     string
+	Pattern   string
+	// Tool is the tool (or CLI command) name concerned, when there is one.
+	Tool   string
+	Nodes  []string
+	Labels []string
+	// Message is the complete, self-contained description.
+	Message string
+	// Err is the transport-independent cause (e.g. the tool-name rule that
+	// failed), or nil.
+	Err error
+}
+
+// Error returns Message.
+func (e *Error) Error() string { return e.Message }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errors is every problem of one projection, in the order found
+// (surfaces in declaration order, then tools). errors.As finds it, or any
+// one *Error, in what ToolSurfaces returns.
+type Errors []*Error
+
+// Error returns one problem per line.
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Message
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap returns the problems, for errors.Is and errors.As.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+// SurfaceLabel names the surface of transport t called name in prose:
+// "MCP", `MCP surface "admin"`, "AGENT", "CLI".
+func SurfaceLabel(t graph.Transport, name string) string {
+	if name != "" {
+		return fmt.Sprintf("%s surface %q", t, name)
+	}
+	return string(t)
+}
+
+// OperationNode is the graph node path of operation service.action.
+func OperationNode(service, action string) string {
+	return graph.NodePath("services", service, "operations", action)
+}
+
+// node is the graph node path of the tool's source.
+func (t *Tool) node() string {
+	if t.Kind == KindRuntime {
+		return graph.NodePath("runtimeTools", t.Runtime.Name)
+	}
+	return OperationNode(t.Service, t.Action)
+}
+
 // ToolSurfaces prepares every tool surface of g: the MCP default surface (or
 // every named MCP surface), the Agent surface and the CLI surface.
 //
@@ -170,15 +277,17 @@ var ErrMCPTopology = errors.New("Surface manifest MCP topology must use either o
 // no MCP selection (one default surface with every MCP-exposed tool): the
 // graph cannot tell "named: {}" from an absent selection.
 //
-// Every failure is collected; the returned error joins them all, and the
-// returned Tools is then nil.
+// Every failure is collected: the returned error is an [Errors] listing
+// every problem as a structured *[Error] (kind, surface, pattern, tool name,
+// graph nodes), and the returned Tools is then nil.
 func ToolSurfaces(g *graph.Graph) (*Tools, error) {
 	p := &preparer{g: g, inputs: map[inputKey]*prepared{}}
 	var surfaces []Surface
 	mcp := g.Surfaces.MCP
 	switch {
 	case mcp != nil && mcp.Default != nil && len(mcp.Named) > 0:
-		return nil, ErrMCPTopology
+		return nil, Errors{{Kind: MCPTopology, Transport: graph.MCP, Selection: "surfaces.mcp",
+			Message: ErrMCPTopology.Error(), Err: ErrMCPTopology}}
 	case mcp != nil && len(mcp.Named) > 0:
 		for _, ns := range mcp.Named {
 			sel := ns.Selection
@@ -195,7 +304,7 @@ func ToolSurfaces(g *graph.Graph) (*Tools, error) {
 		p.surface(graph.AGENT, "", g.Surfaces.Agent),
 		p.surface(graph.CLI, "", g.Surfaces.CLI))
 	if len(p.errs) > 0 {
-		return nil, errors.Join(p.errs...)
+		return nil, p.errs
 	}
 	slices.SortStableFunc(surfaces, func(a, b Surface) int {
 		return cmp.Or(graph.CompareUTF16(string(a.Transport), string(b.Transport)), graph.CompareUTF16(a.Name, b.Name))
@@ -217,12 +326,12 @@ type candidate struct {
 
 // candidates lists what transport t may show, in graph order, plus the keys
 // of everything that exists but is not exposed to t (for selection errors).
-func candidates(g *graph.Graph, t graph.Transport) (exposed []candidate, hidden map[string]bool) {
-	hidden = map[string]bool{}
+func candidates(g *graph.Graph, t graph.Transport) (exposed []candidate, hidden map[string]*candidate) {
+	hidden = map[string]*candidate{}
 	for _, op := range g.Operations() {
 		c := candidate{key: op.ID(), op: op}
 		if op.Method == "HEAD" || !op.Exposed(t) {
-			hidden[c.key] = true
+			hidden[c.key] = &c
 			continue
 		}
 		exposed = append(exposed, c)
@@ -231,7 +340,7 @@ func candidates(g *graph.Graph, t graph.Transport) (exposed []candidate, hidden 
 		rt := &g.RuntimeTools[i]
 		c := candidate{key: "runtime." + rt.Name, rt: rt}
 		if !slices.Contains(rt.Transports, t) {
-			hidden[c.key] = true
+			hidden[c.key] = &c
 			continue
 		}
 		exposed = append(exposed, c)
@@ -255,12 +364,12 @@ func selectionLabel(t graph.Transport, name string) string {
 // selection or an absent Include selects everything; Exclude removes. A
 // literal pattern (no '*') that matches nothing exposed to t is an error; a
 // wildcard silently skips what is not exposed.
-func selectCandidates(g *graph.Graph, t graph.Transport, surface string, sel *graph.Selection) ([]candidate, []error) {
+func selectCandidates(g *graph.Graph, t graph.Transport, surface string, sel *graph.Selection) ([]candidate, []*Error) {
 	exposed, hidden := candidates(g, t)
 	if sel == nil {
 		return exposed, nil
 	}
-	var errs []error
+	var errs []*Error
 	where := selectionLabel(t, surface)
 	check := func(field string, patterns []string) {
 		for _, pat := range patterns {
@@ -268,13 +377,32 @@ func selectCandidates(g *graph.Graph, t graph.Transport, surface string, sel *gr
 				continue
 			}
 			found := slices.ContainsFunc(exposed, func(c candidate) bool { return c.key == pat })
-			switch {
-			case found:
-			case hidden[pat]:
-				errs = append(errs, fmt.Errorf("%s.%s: %q is not exposed to %s", where, field, pat, t))
-			default:
-				errs = append(errs, fmt.Errorf("%s.%s: %q names no operation or runtime tool", where, field, pat))
+			if found {
+				continue
 			}
+			e := &Error{Transport: t, Surface: surface, Selection: where, Field: field, Pattern: pat}
+			svc, act, _ := strings.Cut(pat, ".")
+			switch h := hidden[pat]; {
+			case h != nil && h.op != nil:
+				e.Kind = SelectionNotExposed
+				e.Nodes, e.Labels = []string{OperationNode(svc, act)}, []string{"contract " + pat}
+				why := fmt.Sprintf("its expose is %v", h.op.Expose)
+				if h.op.Method == "HEAD" {
+					why = "HEAD operations are never tools"
+				}
+				e.Message = fmt.Sprintf("%s.%s: %q is not exposed to %s (%s); add %q to its expose or drop the pattern", where, field, pat, t, why, t)
+			case h != nil:
+				e.Kind = SelectionNotExposed
+				e.Nodes, e.Labels = []string{graph.NodePath("runtimeTools", act)}, []string{fmt.Sprintf("runtime tool %q", act)}
+				e.Message = fmt.Sprintf("%s.%s: %q is not exposed to %s (its transports are %v); add %q to its transports or drop the pattern", where, field, pat, t, h.rt.Transports, t)
+			case svc == "runtime":
+				e.Kind = SelectionUnknown
+				e.Message = fmt.Sprintf("%s.%s: %q names no runtime tool", where, field, pat)
+			default:
+				e.Kind = SelectionUnknown
+				e.Message = fmt.Sprintf("%s.%s: %q names no operation", where, field, pat)
+			}
+			errs = append(errs, e)
 		}
 	}
 	check("include", sel.Include)
@@ -317,7 +445,7 @@ func MatchPattern(pattern, key string) bool {
 type preparer struct {
 	g        *graph.Graph
 	inputs   map[inputKey]*prepared
-	errs     []error
+	errs     Errors
 	warnings []Warning
 }
 
@@ -368,7 +496,7 @@ func (p *preparer) tool(t graph.Transport, surface string, c candidate) (Tool, b
 		name, err := ResolveToolName(op.Service, op.Action, explicit, t)
 		tool.Name = name
 		if err != nil {
-			p.errs = append(p.errs, fmt.Errorf("%s tool name of %s: %w", t, tool.label(), err))
+			p.toolNameError(t, surface, &tool, err)
 			return Tool{}, false
 		}
 	} else {
@@ -381,13 +509,13 @@ func (p *preparer) tool(t graph.Transport, surface string, c candidate) (Tool, b
 		}
 		if t != graph.CLI {
 			if err := ValidToolName(rt.Name); err != nil {
-				p.errs = append(p.errs, fmt.Errorf("%s tool name of %s: %w", t, tool.label(), err))
+				p.toolNameError(t, surface, &tool, err)
 				return Tool{}, false
 			}
 		}
 	}
 	tool.Output = p.g.Schema(tool.OutputDigest)
-	in := p.input(t, c, &tool)
+	in := p.input(t, surface, c, &tool)
 	if in.err != nil {
 		return Tool{}, false
 	}
@@ -401,9 +529,24 @@ func (p *preparer) tool(t graph.Transport, surface string, c candidate) (Tool, b
 	return tool, true
 }
 
+func (p *preparer) toolNameError(t graph.Transport, surface string, tool *Tool, err error) {
+	p.errs = append(p.errs, &Error{Kind: InvalidToolName, Transport: t, Surface: surface, Tool: tool.Name,
+		Nodes: []string{tool.node()}, Labels: []string{tool.label()},
+		Message: fmt.Sprintf("%s tool name of %s: %v", t, tool.label(), err), Err: err})
+}
+
+// inputError records a failure to prepare a tool's advertised input.
+func (p *preparer) inputError(t graph.Transport, surface string, tool *Tool, cause error, format string, args ...any) error {
+	e := &Error{Kind: InvalidToolInput, Transport: t, Surface: surface, Tool: tool.Name,
+		Nodes: []string{tool.node()}, Labels: []string{tool.label()},
+		Message: fmt.Sprintf(format, args...), Err: cause}
+	p.errs = append(p.errs, e)
+	return e
+}
+
 // input prepares (once per transport) the advertised input of a candidate.
 // Errors are recorded once, however many surfaces show the tool.
-func (p *preparer) input(t graph.Transport, c candidate, tool *Tool) *prepared {
+func (p *preparer) input(t graph.Transport, surface string, c candidate, tool *Tool) *prepared {
 	k := inputKey{id: c.key, transport: t}
 	if in, ok := p.inputs[k]; ok {
 		return in
@@ -413,8 +556,7 @@ func (p *preparer) input(t graph.Transport, c candidate, tool *Tool) *prepared {
 	flatten := (t == graph.MCP && p.g.Policy.MCP.FlattenUnionInput) || (t == graph.AGENT && p.g.Policy.Agent.FlattenUnionInput)
 	doc, args, err := advertisedInput(p.g, c, flatten)
 	if err != nil {
-		in.err = fmt.Errorf("%s tool %q (%s): %w", t, tool.Name, tool.label(), err)
-		p.errs = append(p.errs, in.err)
+		in.err = p.inputError(t, surface, tool, err, "%s tool %q (%s): %v", t, tool.Name, tool.label(), err)
 		return in
 	}
 	switch t {
@@ -430,8 +572,7 @@ func (p *preparer) input(t graph.Transport, c candidate, tool *Tool) *prepared {
 			case graph.ValidationSkip:
 				in.drop = true
 			default:
-				in.err = fmt.Errorf("MCP tool %q (%s): %s", tool.Name, tool.label(), res.failure)
-				p.errs = append(p.errs, in.err)
+				in.err = p.inputError(t, surface, tool, errors.New(res.failure), "MCP tool %q (%s): %s", tool.Name, tool.label(), res.failure)
 				return in
 			}
 		}
@@ -442,8 +583,7 @@ func (p *preparer) input(t graph.Transport, c candidate, tool *Tool) *prepared {
 	}
 	b, d, err := graph.SchemaDigest(doc)
 	if err != nil {
-		in.err = fmt.Errorf("%s tool %q (%s): %w", t, tool.Name, tool.label(), err)
-		p.errs = append(p.errs, in.err)
+		in.err = p.inputError(t, surface, tool, err, "%s tool %q (%s): %v", t, tool.Name, tool.label(), err)
 		return in
 	}
 	in.doc, in.digest, in.args = b, d, args
@@ -459,13 +599,18 @@ func (p *preparer) checkDuplicates(s *Surface) {
 	for i := 1; i < len(s.Tools); i++ {
 		a, b := &s.Tools[i-1], &s.Tools[i]
 		if a.Name == b.Name {
-			p.errs = append(p.errs, fmt.Errorf("Duplicate %s %q across mounted operations%s: %s and %s", what, a.Name, where, a.label(), b.label()))
+			p.errs = append(p.errs, &Error{Kind: ToolNameCollision, Transport: s.Transport, Surface: s.Name, Tool: a.Name,
+				Nodes: []string{a.node(), b.node()}, Labels: []string{a.label(), b.label()},
+				Message: fmt.Sprintf("Duplicate %s %q across mounted operations%s: %s and %s", what, a.Name, where, a.label(), b.label())})
 		}
 	}
 	if s.Transport == graph.CLI {
 		for _, cmd := range p.g.CliCommands {
 			if t := s.Tool(cmd.Name); t != nil {
-				p.errs = append(p.errs, fmt.Errorf("Duplicate CLI command %q across mounted operations: %s and CLI-only command %q", cmd.Name, t.label(), cmd.Name))
+				cl := fmt.Sprintf("CLI-only command %q", cmd.Name)
+				p.errs = append(p.errs, &Error{Kind: ToolNameCollision, Transport: s.Transport, Tool: cmd.Name,
+					Nodes: []string{t.node(), graph.NodePath("cliCommands", cmd.Name)}, Labels: []string{t.label(), cl},
+					Message: fmt.Sprintf("Duplicate CLI command %q across mounted operations: %s and %s", cmd.Name, t.label(), cl)})
 			}
 		}
 	}

@@ -100,7 +100,7 @@ func TestSelectionErrors(t *testing.T) {
 		{"literal not exposed", graph.Surfaces{MCP: &graph.MCPSurfaces{Default: &graph.Selection{Include: []string{"tasks.purge"}}}},
 			[]string{`surfaces.mcp.default.include: "tasks.purge" is not exposed to MCP`}},
 		{"literal unknown", graph.Surfaces{Agent: &graph.Selection{Include: []string{"tasks.nope"}}},
-			[]string{`surfaces.agent.include: "tasks.nope" names no operation or runtime tool`}},
+			[]string{`surfaces.agent.include: "tasks.nope" names no operation`}},
 		{"runtime not on CLI", graph.Surfaces{CLI: &graph.Selection{Exclude: []string{"runtime.server_status"}}},
 			[]string{`surfaces.cli.exclude: "runtime.server_status" is not exposed to CLI`}},
 		{"named surface", graph.Surfaces{MCP: &graph.MCPSurfaces{Named: []graph.NamedSelection{{Name: "x", Selection: graph.Selection{Include: []string{"tasks.purge"}}}}}},
