@@ -25,3 +25,5 @@ func name(op *graph.Operation) string {
 func hoist(defs map[string]any, k string, v any) {
 	defs["input__"+k] = v // want: "input__"
 }
+
+func globMatch(pattern, key string) bool { return proj.MatchPattern(pattern, key) } // want: func globMatch, project.MatchPattern
