@@ -386,11 +386,11 @@ func selectCandidates(g *graph.Graph, t graph.Transport, surface string, sel *gr
 			case h != nil && h.op != nil:
 				e.Kind = SelectionNotExposed
 				e.Nodes, e.Labels = []string{OperationNode(svc, act)}, []string{"contract " + pat}
-				why := fmt.Sprintf("its expose is %v", h.op.Expose)
 				if h.op.Method == "HEAD" {
-					why = "HEAD operations are never tools"
+					e.Message = fmt.Sprintf("%s.%s: %q is not exposed to %s: HEAD operations are never tools; drop the pattern", where, field, pat, t)
+				} else {
+					e.Message = fmt.Sprintf("%s.%s: %q is not exposed to %s (its expose is %v); add %q to its expose or drop the pattern", where, field, pat, t, h.op.Expose, t)
 				}
-				e.Message = fmt.Sprintf("%s.%s: %q is not exposed to %s (%s); add %q to its expose or drop the pattern", where, field, pat, t, why, t)
 			case h != nil:
 				e.Kind = SelectionNotExposed
 				e.Nodes, e.Labels = []string{graph.NodePath("runtimeTools", act)}, []string{fmt.Sprintf("runtime tool %q", act)}
