@@ -470,6 +470,7 @@ type compiler struct {
 	schemaDocs map[string]bool
 	diags      []Diagnostic
 	seen       map[string]bool
+	schemas    map[string]graph.Digest // schema cache: see schemaParts
 	// closed is the package root unified with schema.#Contract; it
 	// explains "field not allowed" errors.
 	closed   cue.Value

@@ -18,7 +18,11 @@ import (
 // are not regular expressions, computed non-concrete expressions and
 // regular expressions using Go-only syntax. It reports true when it found
 // any.
-func (c *compiler) checkRepresentable(v cue.Value, node string) bool {
+//
+// op and args are v.Expr(), which the caller has already computed (Expr
+// re-evaluates every conjunct of a multi-conjunct value, so it is asked
+// once per schema).
+func (c *compiler) checkRepresentable(v cue.Value, op cue.Op, args []cue.Value, node string) bool {
 	// Referenced schemas are walked once per compilation, not once per
 	// schema that refers to them (their problems are reported against the
 	// first referring node).
@@ -26,7 +30,7 @@ func (c *compiler) checkRepresentable(v cue.Value, node string) bool {
 		c.seen = map[string]bool{}
 	}
 	w := &repWalker{c: c, node: node, seen: c.seen}
-	w.walk(v, 0)
+	w.walkExpr(v, op, args, 0)
 	return w.found
 }
 
@@ -54,12 +58,19 @@ func (w *repWalker) walk(v cue.Value, depth int) {
 		return
 	}
 	op, args := v.Expr()
+	w.walkExpr(v, op, args, depth)
+}
+
+func (w *repWalker) walkExpr(v cue.Value, op cue.Op, args []cue.Value, depth int) {
 	switch op {
 	case cue.NoOp, cue.SelectorOp:
 		if pkg, path := v.ReferencePath(); pkg.Exists() && len(path.Selectors()) > 0 {
-			name := fmt.Sprint(v)
-			if name == "list.UniqueItems" || name == "list.UniqueItems()" {
-				return
+			// Formatting a value is costly: only a reference whose last
+			// selector is UniqueItems can be list.UniqueItems.
+			if sels := path.Selectors(); sels[len(sels)-1].String() == "UniqueItems" {
+				if name := fmt.Sprint(v); name == "list.UniqueItems" || name == "list.UniqueItems()" {
+					return
+				}
 			}
 			target := pkg.LookupPath(path)
 			if !target.Exists() {

@@ -25,11 +25,34 @@ const jsonSchemaDialect = "https://json-schema.org/draft/2020-12/schema"
 // value at node (a graph.NodePath such as "services.tasks.operations.list.#input").
 // It reports unrepresentable constraints and generation failures as
 // diagnostics and returns "" when the schema cannot be produced.
+//
+// A schema node's value is the user's expression unified with the contract
+// language's placeholder (`#input?: _`, `#args!: [...]`). Its expression is
+// taken apart once (see [compiler.schemaParts]); a node whose expression,
+// doc comments and references are the same as an earlier node's reuses that
+// node's digest (see [compiler.schemaKey]).
 func (c *compiler) schemaFor(v cue.Value, node string) graph.Digest {
-	if c.checkRepresentable(v, node) {
+	op, args := v.Expr()
+	user, key := c.schemaParts(op, args)
+	if key != "" {
+		if d, ok := c.schemaCache()[key]; ok {
+			return d
+		}
+	}
+	before := len(c.diags)
+	if c.checkRepresentable(v, op, args, node) {
 		return ""
 	}
-	doc, err := c.generate(v)
+	gen := v
+	if user.Exists() && v.Kind() != cue.StructKind {
+		// Generate passes closedness through a conjunction only when it is
+		// a struct; for anything else (a disjunction of closed structs, a
+		// list of closed structs) the placeholder conjunct would make it
+		// generate open arms, accepting what CUE refuses. The user's own
+		// expression, generated alone, keeps the definition's closedness.
+		gen = user
+	}
+	doc, err := c.generate(gen)
 	if err != nil {
 		hint := ""
 		if strings.Contains(err.Error(), "reference ") && strings.Contains(err.Error(), " not found") {
@@ -38,7 +61,11 @@ func (c *compiler) schemaFor(v cue.Value, node string) graph.Digest {
 		c.report(c.index.lookup(node), "json-schema", "%s: cannot generate JSON Schema: %v%s", node, oneLine(err), hint)
 		return ""
 	}
-	return c.store(doc, node)
+	d := c.store(doc, node)
+	if key != "" && d != "" && len(c.diags) == before {
+		c.schemaCache()[key] = d
+	}
+	return d
 }
 
 func (c *compiler) store(doc map[string]any, node string) graph.Digest {

@@ -1,0 +1,201 @@
+package compile
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"stitchkit.dev/stitchkit/pkg/graph"
+)
+
+const closedUnionContract = `package c
+
+import "stitchkit.dev/stitchkit/schema"
+
+schema.#Contract
+
+name:    "c"
+version: "1.0.0"
+
+services: s: operations: {
+	closed: {
+		method: "POST", path: "/closed", desc: "closed union", expose: ["HTTP"]
+		#input: {kind: "email", address: string} | {kind: "sms", phone: string}
+	}
+	open: {
+		method: "POST", path: "/open", desc: "union with an open arm", expose: ["HTTP"]
+		#input: {kind: "email", address: string, ...} | {kind: "sms", phone: string}
+	}
+	closedRef: {
+		method: "POST", path: "/ref", desc: "union through a definition", expose: ["HTTP"]
+		#input: #Notify
+	}
+	list: {
+		method: "POST", path: "/list", desc: "list of closed structs"
+		#input: {items: [...{a: int}]}
+		#output: [...{a: int}]
+	}
+}
+
+#Notify: {kind: "email", address: string} | {kind: "sms", phone: string}
+
+realtime: r: clientToServer: watch: {#args: [{board: string}]}
+`
+
+// validator compiles schema d of g with santhosh-tekuri/jsonschema.
+func validator(t *testing.T, g *graph.Graph, d graph.Digest) *jsonschema.Schema {
+	t.Helper()
+	raw := g.Schema(d)
+	if raw == nil {
+		t.Fatalf("schema %q not in the graph", d)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("s.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("s.json")
+	if err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	return s
+}
+
+func accepts(t *testing.T, s *jsonschema.Schema, instance string) bool {
+	t.Helper()
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(instance))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Validate(v) == nil
+}
+
+// TestClosedUnionArms: a disjunction of closed structs (or a list of them)
+// in a definition refuses unknown keys in CUE, so its JSON Schema must too
+// (DESIGN invariant 3); an arm opened with ... still accepts them.
+func TestClosedUnionArms(t *testing.T) {
+	g, err := CompileFiles(context.Background(), map[string][]byte{"c.cue": []byte(closedUnionContract)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := map[string]*graph.Operation{}
+	for _, op := range g.Operations() {
+		ops[op.Action] = op
+	}
+	for _, tc := range []struct {
+		name     string
+		d        graph.Digest
+		instance string
+		want     bool
+	}{
+		{"closed arm", ops["closed"].Input, `{"kind": "email", "address": "a@b"}`, true},
+		{"closed arm", ops["closed"].Input, `{"kind": "sms", "phone": "1"}`, true},
+		{"closed arm, extra key", ops["closed"].Input, `{"kind": "email", "address": "a@b", "extra": 1}`, false},
+		{"closed arm, other arm's key", ops["closed"].Input, `{"kind": "email", "address": "a@b", "phone": "1"}`, false},
+		{"open arm, extra key", ops["open"].Input, `{"kind": "email", "address": "a@b", "extra": 1}`, true},
+		{"open union's closed arm, extra key", ops["open"].Input, `{"kind": "sms", "phone": "1", "extra": 1}`, false},
+		{"definition union, extra key", ops["closedRef"].Input, `{"kind": "sms", "phone": "1", "extra": 1}`, false},
+		{"definition union", ops["closedRef"].Input, `{"kind": "sms", "phone": "1"}`, true},
+		{"nested list element, extra key", ops["list"].Input, `{"items": [{"a": 1, "b": 2}]}`, false},
+		{"root list element, extra key", ops["list"].Output, `[{"a": 1, "b": 2}]`, false},
+		{"root list element", ops["list"].Output, `[{"a": 1}]`, true},
+		{"tuple element, extra key", g.Realtime[0].ClientToServer[0].Args, `[{"board": "b", "extra": 1}]`, false},
+		{"tuple element", g.Realtime[0].ClientToServer[0].Args, `[{"board": "b"}]`, true},
+	} {
+		if got := accepts(t, validator(t, g, tc.d), tc.instance); got != tc.want {
+			t.Errorf("%s: %s accepted=%v, want %v\nschema: %s", tc.name, tc.instance, got, tc.want, g.Schema(tc.d))
+		}
+	}
+}
+
+// TestClosedUnionMatchesCUE: the instances the schemas above refuse are
+// refused by CUE itself (checked through examples), so closing the arms
+// does not refuse anything CUE accepts.
+func TestClosedUnionMatchesCUE(t *testing.T) {
+	for _, ex := range []string{
+		`{input: {kind: "email", address: "a@b", extra: 1}}`,
+		`{input: {kind: "email", address: "a@b", phone: "1"}}`,
+	} {
+		src := strings.Replace(closedUnionContract, `desc: "closed union"`, `desc: "closed union", examples: [`+ex+`]`, 1)
+		if _, err := CompileFiles(context.Background(), map[string][]byte{"c.cue": []byte(src)}); err == nil {
+			t.Errorf("example %s: CUE accepted it", ex)
+		}
+	}
+	src := strings.Replace(closedUnionContract, `desc: "union with an open arm"`, `desc: "union with an open arm", examples: [{input: {kind: "email", address: "a@b", extra: 1}}]`, 1)
+	if _, err := CompileFiles(context.Background(), map[string][]byte{"c.cue": []byte(src)}); err != nil {
+		t.Errorf("open arm with an extra key: %v", err)
+	}
+}
+
+// TestSchemaCacheSoundness: schemas written the same way share one
+// generation only when they mean the same thing; the same text whose
+// identifiers resolve to different enclosing declarations does not.
+func TestSchemaCacheSoundness(t *testing.T) {
+	src := `package c
+
+import "stitchkit.dev/stitchkit/schema"
+
+schema.#Contract
+
+name:    "c"
+version: "1.0.0"
+
+#T: {id: string}
+
+services: s: operations: {
+	a: {
+		let L = string
+		method: "POST", path: "/a", desc: "a"
+		#input: {v: L, t: #T}
+		#output: {ok: bool}
+	}
+	b: {
+		let L = int
+		method: "POST", path: "/b", desc: "b"
+		#input: {v: L, t: #T}
+		#output: {ok: bool}
+	}
+	c: {
+		method: "POST", path: "/c", desc: "c"
+		#input: {
+			// A doc comment is part of the schema.
+			v: string
+		}
+		#output: {ok: bool}
+	}
+	d: {
+		method: "POST", path: "/d", desc: "d"
+		#input: {
+			v: string
+		}
+		#output: {ok: bool}
+	}
+}
+`
+	g, err := CompileFiles(context.Background(), map[string][]byte{"c.cue": []byte(src)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := map[string]*graph.Operation{}
+	for _, op := range g.Operations() {
+		ops[op.Action] = op
+	}
+	if ops["a"].Input == ops["b"].Input {
+		t.Errorf("a and b share input %s though L differs:\n%s", ops["a"].Input, g.Schema(ops["a"].Input))
+	}
+	if !bytes.Contains(g.Schema(ops["a"].Input), []byte(`"v":{"type":"string"}`)) || !bytes.Contains(g.Schema(ops["b"].Input), []byte(`"v":{"type":"integer"}`)) {
+		t.Errorf("a: %s\nb: %s", g.Schema(ops["a"].Input), g.Schema(ops["b"].Input))
+	}
+	if ops["c"].Input == ops["d"].Input || !bytes.Contains(g.Schema(ops["c"].Input), []byte("A doc comment")) {
+		t.Errorf("c: %s\nd: %s", g.Schema(ops["c"].Input), g.Schema(ops["d"].Input))
+	}
+	if ops["a"].Output != ops["c"].Output {
+		t.Errorf("equal outputs differ: %s, %s", ops["a"].Output, ops["c"].Output)
+	}
+}
