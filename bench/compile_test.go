@@ -4,6 +4,7 @@ package bench
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,9 +59,35 @@ func writeContract(tb testing.TB, ops int) string {
 
 const benchOps = 500
 
+// rounds is how many times a side-by-side benchmark alternates its two
+// sides (bench/run.sh passes BENCH_COUNT).
+var rounds = flag.Int("bench.rounds", 5, "rounds of a side-by-side benchmark (ours, peer, ours, peer, …)")
+
+// sideBySide runs ours and peer alternately, rounds times each, in this
+// one process: sub-benchmarks ours, peer, ours#01, peer#01, … in that
+// order. `go test -count N` would not do that: it runs all N counts of one
+// benchmark before the next, so a slow phase of the machine (another
+// process, thermal throttling) would land on one side only.
+func sideBySide(b *testing.B, ours, peer func(*testing.B)) {
+	for i := 0; i < *rounds; i++ {
+		b.Run("ours", ours)
+		b.Run("peer", peer)
+	}
+}
+
+// BenchmarkCompileVsCUEExport is the compile-vs-cue-export row of
+// bench/run.sh: BenchmarkCompile and BenchmarkCUEExport, interleaved.
+func BenchmarkCompileVsCUEExport(b *testing.B) {
+	dir := writeContract(b, benchOps)
+	sideBySide(b, func(b *testing.B) { benchCompile(b, dir) }, func(b *testing.B) { benchCUEExport(b, dir) })
+}
+
 // BenchmarkCompile measures compile.Compile on the generated contract.
 func BenchmarkCompile(b *testing.B) {
-	dir := writeContract(b, benchOps)
+	benchCompile(b, writeContract(b, benchOps))
+}
+
+func benchCompile(b *testing.B, dir string) {
 	ctx := context.Background()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -73,7 +100,10 @@ func BenchmarkCompile(b *testing.B) {
 // BenchmarkCUEExport is the peer: what `cue export` does with the same
 // package through the CUE Go API — load, build, and marshal the whole value.
 func BenchmarkCUEExport(b *testing.B) {
-	dir := writeContract(b, benchOps)
+	benchCUEExport(b, writeContract(b, benchOps))
+}
+
+func benchCUEExport(b *testing.B, dir string) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		insts := load.Instances([]string{"."}, &load.Config{Dir: dir})

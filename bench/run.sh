@@ -1,24 +1,35 @@
 #!/usr/bin/env bash
 # Prints one TSV line per side-by-side comparison: name<TAB>ratio<TAB>goal,
-# where ratio = median(our ns/op) / median(peer ns/op) over interleaved runs
-# in one `go test` process, and goal is the highest ratio we accept.
-# Add a comparison by appending a row to COMPARISONS: name ours peer goal package.
+# where ratio = median(our ns/op) / median(peer ns/op) and goal is the
+# highest ratio we accept.
+#
+# Each comparison is one benchmark (see sideBySide in bench/compile_test.go)
+# run in ONE `go test` process: it alternates its sub-benchmarks ours, peer,
+# ours#01, peer#01, … BENCH_COUNT times each, so both sides see the same
+# machine conditions. (`go test -bench 'A|B' -count N` would not interleave:
+# it runs A N times, then B N times.)
+#
+# Add a comparison by appending a row to COMPARISONS: name benchmark goal package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 COUNT="${BENCH_COUNT:-5}"
 COMPARISONS=(
-	"compile-vs-cue-export BenchmarkCompile BenchmarkCUEExport 2.0 ./bench"
+	"compile-vs-cue-export BenchmarkCompileVsCUEExport 2.0 ./bench"
 )
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 for row in "${COMPARISONS[@]}"; do
-	read -r name ours peer goal pkg <<<"$row"
-	out="$(go test -run '^$' -bench "^(${ours}|${peer})\$" -count "$COUNT" "$pkg")"
-	o="$(awk -v b="$ours" '$1 ~ "^"b"(-[0-9]+)?$" {print $3}' <<<"$out" | median)"
-	p="$(awk -v b="$peer" '$1 ~ "^"b"(-[0-9]+)?$" {print $3}' <<<"$out" | median)"
+	read -r name bench goal pkg <<<"$row"
+	out="$(go test -run '^$' -bench "^${bench}\$" -count 1 "$pkg" -args -bench.rounds="$COUNT")"
+	o="$(awk -v b="$bench" '$1 ~ "^"b"/ours(#[0-9]+)?(-[0-9]+)?$" {print $3}' <<<"$out" | median)"
+	p="$(awk -v b="$bench" '$1 ~ "^"b"/peer(#[0-9]+)?(-[0-9]+)?$" {print $3}' <<<"$out" | median)"
 	if [[ -z "$o" || -z "$p" ]]; then
 		echo "bench/run.sh: $name: no results" >&2
 		echo "$out" >&2
 		exit 1
+	fi
+	if [[ -n "${BENCH_VERBOSE:-}" ]]; then
+		grep "^${bench}/" <<<"$out" >&2
+		printf '%s: median ours %s ns/op, peer %s ns/op\n' "$name" "$o" "$p" >&2
 	fi
 	printf '%s\t%s\t%s\n' "$name" "$(awk -v o="$o" -v p="$p" 'BEGIN {printf "%.2f", o/p}')" "$goal"
 done
