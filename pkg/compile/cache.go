@@ -120,7 +120,7 @@ func placeholder(e ast.Expr) cue.Kind {
 // false on syntax it does not serialise unambiguously.
 func fieldKey(f *ast.Field) (string, bool) {
 	var b strings.Builder
-	var open []ast.Node // the nodes being walked: the ancestors of the current one
+	var seen []ast.Node // the nodes walked so far: scopes precede their uses
 	ok := true
 	str := func(s string) {
 		b.WriteString(strconv.Itoa(len(s)))
@@ -148,7 +148,7 @@ func fieldKey(f *ast.Field) (string, bool) {
 			b.WriteByte('i')
 			str(n.Name)
 			if n.Scope != nil {
-				if _, file := n.Scope.(*ast.File); !file && !slices.Contains(open, n.Scope) {
+				if _, file := n.Scope.(*ast.File); !file && !slices.Contains(seen, n.Scope) {
 					ok = false
 				}
 			}
@@ -208,10 +208,9 @@ func fieldKey(f *ast.Field) (string, bool) {
 			ok = false
 			return false
 		}
-		open = append(open, n)
+		seen = append(seen, n)
 		return true
 	}, func(ast.Node) {
-		open = open[:len(open)-1]
 		b.WriteByte(')')
 	})
 	return b.String(), ok

@@ -176,6 +176,24 @@ services: s: operations: {
 		}
 		#output: {ok: bool}
 	}
+	e: {
+		method: "POST", path: "/e", desc: "e"
+		_n: "e"
+		#input: {v: _n, w: [for x in ["p"] {x}]}
+	}
+	f: {
+		method: "POST", path: "/f", desc: "f"
+		_n: "f"
+		#input: {v: _n, w: [for x in ["p"] {x}]}
+	}
+	g: {
+		method: "POST", path: "/g", desc: "g"
+		#input: {w: [for x in ["p"] {x}]}
+	}
+	h: {
+		method: "POST", path: "/h", desc: "h"
+		#input: {w: [for x in ["p"] {x}]}
+	}
 }
 `
 	g, err := CompileFiles(context.Background(), map[string][]byte{"c.cue": []byte(src)})
@@ -194,6 +212,12 @@ services: s: operations: {
 	}
 	if ops["c"].Input == ops["d"].Input || !bytes.Contains(g.Schema(ops["c"].Input), []byte("A doc comment")) {
 		t.Errorf("c: %s\nd: %s", g.Schema(ops["c"].Input), g.Schema(ops["d"].Input))
+	}
+	if ops["e"].Input == ops["f"].Input {
+		t.Errorf("e and f share input %s though _n differs", ops["e"].Input)
+	}
+	if ops["g"].Input != ops["h"].Input {
+		t.Errorf("equal inputs differ: %s, %s", ops["g"].Input, ops["h"].Input)
 	}
 	if ops["a"].Output != ops["c"].Output {
 		t.Errorf("equal outputs differ: %s, %s", ops["a"].Output, ops["c"].Output)
