@@ -773,16 +773,47 @@ func (c *comparer) surfaceRows(o, n *project.Surface) error {
 		}
 		if ot.InputDigest != nt.InputDigest && !c.contractInputChanged(ot, nt) {
 			// Same contract schemas, different advertised input: the
-			// presentation policy changed what this surface shows.
-			err := c.compareSchemaDocs(toolSurface(n, nt), sk, id, toolNode(nt),
-				[]schemaUnit{{name: "advertisedInput", dir: Request, old: "o", new: "n"}},
-				func(graph.Digest) json.RawMessage { return ot.Input },
-				func(graph.Digest) json.RawMessage { return nt.Input })
-			if err != nil {
+			// presentation policy changed what this surface shows. The
+			// runner still validates with the unchanged contract schemas,
+			// so no call that used to succeed fails now; what changes is
+			// the shape models and SDKs are shown.
+			if err := c.presentationChanged(n, nt, sk, id, ot.Input, nt.Input); err != nil {
 				return err
 			}
 		}
 	}
+	return nil
+}
+
+// presentationChanged reports one finding for a tool whose advertised input
+// changed while its contract schemas did not: a warning when the advertised
+// schema now shows fewer values as valid (clients that validate arguments
+// against a cached catalog may refuse calls the server still accepts), info
+// otherwise.
+func (c *comparer) presentationChanged(n *project.Surface, nt *project.Tool, sk, id string, oldDoc, newDoc json.RawMessage) error {
+	fs, err := diffSchemas(Request, oldDoc, newDoc)
+	if err != nil {
+		return fmt.Errorf("%s advertised input: %w", id, err)
+	}
+	var narrowed []string
+	for _, f := range fs {
+		if f.severity == Breaking {
+			narrowed = append(narrowed, f.pointer)
+		}
+	}
+	rule, sev := "tool-presentation-changed", Info
+	msg := "advertised input changed by the presentation policy; the contract schemas and what the server accepts are unchanged"
+	if len(narrowed) > 0 {
+		rule, sev = "tool-presentation-narrowed", Warning
+		slices.Sort(narrowed)
+		narrowed = slices.Compact(narrowed)
+		if len(narrowed) > 3 {
+			narrowed = append(narrowed[:3], "…")
+		}
+		msg = "advertised input now shows fewer values as valid (at " + strings.Join(narrowed, ", ") +
+			"); the server still accepts them, but clients validating against a cached catalog may refuse calls"
+	}
+	c.emit(rule, sev, toolSurface(n, nt), sk, id+"#/advertisedInput", pos(c.new, toolNode(nt), ""), "%s", msg)
 	return nil
 }
 

@@ -49,6 +49,8 @@ var fixedRules = []Rule{
 	{"tool-removed", "breaking", "A tool (or CLI command) left a surface — the operation was removed, no longer exposed to the transport, or no longer selected by the surface: clients calling it break."},
 	{"tool-added", "info", "A new tool breaks nobody."},
 	{"tool-renamed", "breaking", "Tools are called by name; the name changed (explicit tool.name, or the derived name of a changed service or action)."},
+	{"tool-presentation-narrowed", "warning", "The contract schemas are unchanged but the presentation policy (flattenUnionInput, strict, …) now advertises a narrower input. The server validates with the contract schemas, so every call that succeeded still succeeds; clients that pre-validate against a cached catalog may refuse some."},
+	{"tool-presentation-changed", "info", "The presentation policy changed the advertised input without narrowing it; the contract schemas are unchanged."},
 	{"tool-annotations-changed", "info", "MCP hints (readOnlyHint, …) are hints, never security."},
 	{"mcp-surface-removed", "breaking", "Clients connected to the named (or default) MCP surface lose all its tools."},
 	{"mcp-surface-added", "info", "A new MCP surface breaks nobody."},
