@@ -171,7 +171,7 @@ func mergeObjects(ps []part, bodies []any) (map[string]any, error) {
 		}
 	}
 	for _, pair := range pairs {
-		conflicts = append(conflicts, fmt.Sprintf("%s appear in both %s", strings.Join(conflictKeys[pair], ", "), pair))
+		conflicts = append(conflicts, fmt.Sprintf("%s declared in both %s", strings.Join(conflictKeys[pair], ", "), pair))
 	}
 	if len(conflicts) > 0 {
 		return nil, fmt.Errorf("Schema merge conflict: %s; rename one of them: tool arguments are one flat object", strings.Join(conflicts, "; "))

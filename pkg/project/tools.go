@@ -281,7 +281,7 @@ func (t *Tool) node() string {
 // every problem as a structured *[Error] (kind, surface, pattern, tool name,
 // graph nodes), and the returned Tools is then nil.
 func ToolSurfaces(g *graph.Graph) (*Tools, error) {
-	p := &preparer{g: g, inputs: map[inputKey]*prepared{}}
+	p := &preparer{g: g, inputs: map[inputKey]*prepared{}, docs: map[docKey]*builtDoc{}}
 	var surfaces []Surface
 	mcp := g.Surfaces.MCP
 	switch {
@@ -445,8 +445,54 @@ func MatchPattern(pattern, key string) bool {
 type preparer struct {
 	g        *graph.Graph
 	inputs   map[inputKey]*prepared
+	docs     map[docKey]*builtDoc
 	errs     Errors
 	warnings []Warning
+}
+
+// docKey identifies an advertised document by content: operations whose
+// schemas are equal share one document, so a contract with many look-alike
+// operations prepares each distinct shape once.
+type docKey struct {
+	runtime               bool
+	params, query, input  graph.Digest
+	flatten, strictObject bool
+}
+
+// builtDoc is a merged (and possibly flattened and strict) advertised
+// document. tree is shared read-only between the tools that use it.
+type builtDoc struct {
+	tree   any
+	bytes  json.RawMessage
+	digest graph.Digest
+	args   argSplitter
+	err    error
+}
+
+// document builds, or reuses, the advertised document of a candidate.
+func (p *preparer) document(c candidate, flatten, strict bool) *builtDoc {
+	k := docKey{runtime: c.op == nil, flatten: flatten, strictObject: strict}
+	if c.op != nil {
+		k.params, k.query, k.input = c.op.Params, c.op.Query, c.op.Input
+	} else {
+		k.input = c.rt.Input
+	}
+	if d, ok := p.docs[k]; ok {
+		return d
+	}
+	d := &builtDoc{}
+	p.docs[k] = d
+	doc, args, err := advertisedInput(p.g, c, flatten)
+	if err != nil {
+		d.err = err
+		return d
+	}
+	if strict {
+		doc = strictSchema(doc)
+	}
+	d.bytes, d.digest, d.err = graph.SchemaDigest(doc)
+	d.tree, d.args = doc, args
+	return d
 }
 
 type inputKey struct {
@@ -554,15 +600,15 @@ func (p *preparer) input(t graph.Transport, surface string, c candidate, tool *T
 	in := &prepared{}
 	p.inputs[k] = in
 	flatten := (t == graph.MCP && p.g.Policy.MCP.FlattenUnionInput) || (t == graph.AGENT && p.g.Policy.Agent.FlattenUnionInput)
-	doc, args, err := advertisedInput(p.g, c, flatten)
-	if err != nil {
-		in.err = p.inputError(t, surface, tool, err, "%s tool %q (%s): %v", t, tool.Name, tool.label(), err)
+	strict := t == graph.AGENT && p.g.Policy.Agent.Strict
+	d := p.document(c, flatten, strict)
+	if d.err != nil {
+		in.err = p.inputError(t, surface, tool, d.err, "%s tool %q (%s): %v", t, tool.Name, tool.label(), d.err)
 		return in
 	}
-	switch t {
-	case graph.MCP:
+	if t == graph.MCP {
 		pol := p.g.Policy.MCP
-		res := validateMCP(tool.Name, doc, tool.Output, pol)
+		res := validateMCP(tool.Name, d.tree, tool.Output, pol)
 		in.warnings = res.findings
 		if res.failure != "" {
 			switch pol.SchemaValidation {
@@ -576,17 +622,8 @@ func (p *preparer) input(t graph.Transport, surface string, c candidate, tool *T
 				return in
 			}
 		}
-	case graph.AGENT:
-		if p.g.Policy.Agent.Strict {
-			doc = strictSchema(doc)
-		}
 	}
-	b, d, err := graph.SchemaDigest(doc)
-	if err != nil {
-		in.err = p.inputError(t, surface, tool, err, "%s tool %q (%s): %v", t, tool.Name, tool.label(), err)
-		return in
-	}
-	in.doc, in.digest, in.args = b, d, args
+	in.doc, in.digest, in.args = d.bytes, d.digest, d.args
 	return in
 }
 

@@ -228,7 +228,7 @@ func TestMergeConflict(t *testing.T) {
 	op.Input = schema(t, g, `{"type":"object","properties":{"id":{"type":"string"},"note":{"type":"string"}}}`)
 	op.Query = schema(t, g, `{"type":"object","properties":{"note":{"type":"string"}}}`)
 	_, err := ToolSurfaces(g)
-	wantErr(t, err, `tool "complete_task" (contract tasks.complete): Schema merge conflict: id appear in both params and input; note appear in both query and input`)
+	wantErr(t, err, `tool "complete_task" (contract tasks.complete): Schema merge conflict: id declared in both params and input; note declared in both query and input`)
 }
 
 func TestAdvertisedInputMerge(t *testing.T) {
