@@ -87,6 +87,11 @@ func SchemaDigest(schema any) ([]byte, Digest, error) {
 // json.Number, decoding with UseNumber so that no number is rounded before it
 // is formatted.
 func toTree(v any) (any, error) {
+	if isJSONTree(v) {
+		// Already decoded JSON (the compiler's normalised schemas): skip
+		// the marshal/decode round trip, which dominated canonicalisation.
+		return v, nil
+	}
 	var raw []byte
 	switch x := v.(type) {
 	case json.RawMessage:
@@ -112,6 +117,33 @@ func toTree(v any) (any, error) {
 		return nil, fmt.Errorf("canonical json: trailing data after value")
 	}
 	return tree, nil
+}
+
+// isJSONTree reports whether v consists only of the types a UseNumber JSON
+// decode produces (plus float64), so it can be canonicalised as is.
+func isJSONTree(v any) bool {
+	switch x := v.(type) {
+	case nil, bool, string, float64:
+		return true
+	case json.Number:
+		_, err := strconv.ParseFloat(string(x), 64)
+		return err == nil
+	case []any:
+		for _, e := range x {
+			if !isJSONTree(e) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		for _, e := range x {
+			if !isJSONTree(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 func writeCanonical(buf *bytes.Buffer, v any, schema bool) error {

@@ -198,3 +198,34 @@ func FuzzCanonical(f *testing.F) {
 		}
 	})
 }
+
+// The decoded-tree fast path must produce exactly the bytes of the
+// marshal/decode path.
+func TestCanonicalTreeFastPath(t *testing.T) {
+	tree := map[string]any{
+		"b":        []any{json.Number("1.50"), float64(2), nil, true, "<\u2028>"},
+		"a":        map[string]any{"\U0001F600": "x", "\uff61": json.Number("1e21")},
+		"required": []any{"z", "a"},
+	}
+	if !isJSONTree(tree) {
+		t.Fatal("decoded tree not recognised")
+	}
+	raw, err := json.Marshal(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast, err := CanonicalSchema(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow, err := CanonicalSchema(json.RawMessage(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(fast) != string(slow) {
+		t.Errorf("fast path %s\nslow path %s", fast, slow)
+	}
+	if isJSONTree(map[string]any{"n": 1}) || isJSONTree([]any{json.Number("x")}) {
+		t.Error("non-JSON leaves must take the marshal path")
+	}
+}
