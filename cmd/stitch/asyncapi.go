@@ -36,7 +36,7 @@ failed write, 2 usage error.`,
 			if err != nil {
 				return exitWith(exitFailure, err)
 			}
-			return writeExport(env, output, doc)
+			return env.writeOutput(output, doc)
 		},
 	}
 	cmd.Flags().StringVar(&prefix, "prefix", "", "path the realtime contracts are served under (default "+asyncapi.DefaultPrefix+")")

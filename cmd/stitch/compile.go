@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 )
@@ -27,15 +26,7 @@ and exits 1.`,
 				if err != nil {
 					return exitWith(exitFailure, fmt.Errorf("encode graph: %w", err))
 				}
-				if out == "" || out == "-" {
-					_, err = env.stdout.Write(b)
-				} else {
-					err = os.WriteFile(out, b, 0o644)
-				}
-				if err != nil {
-					return exitWith(exitFailure, err)
-				}
-				return nil
+				return env.writeOutput(out, b)
 			},
 		}
 		cmd.Flags().StringVarP(&out, "output", "o", "", "write graph.json to `FILE` instead of stdout")

@@ -60,6 +60,20 @@ type cliEnv struct {
 	stderr io.Writer
 }
 
+// writeOutput writes b to file, or to stdout when file is empty or "-".
+func (env *cliEnv) writeOutput(file string, b []byte) error {
+	if file == "" || file == "-" {
+		if _, err := env.stdout.Write(b); err != nil {
+			return exitWith(exitFailure, err)
+		}
+		return nil
+	}
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		return exitWith(exitFailure, fmt.Errorf("write %s: %w", file, err))
+	}
+	return nil
+}
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }

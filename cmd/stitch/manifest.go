@@ -53,15 +53,7 @@ field drifted (-committed +built). Regenerate with -o and review the diff.`,
 				if err != nil {
 					return exitWith(exitFailure, err)
 				}
-				if out == "" || out == "-" {
-					_, err = env.stdout.Write(b)
-				} else {
-					err = os.WriteFile(out, b, 0o644)
-				}
-				if err != nil {
-					return exitWith(exitFailure, err)
-				}
-				return nil
+				return env.writeOutput(out, b)
 			},
 		}
 		cmd.Flags().StringVarP(&out, "output", "o", "", "write the manifest to `FILE` instead of stdout")

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"os"
-
 	"github.com/spf13/cobra"
 
 	"stitchkit.dev/stitchkit/pkg/compile"
@@ -40,7 +37,7 @@ failed write, 2 usage error.`,
 			if err != nil {
 				return exitWith(exitFailure, err)
 			}
-			return writeExport(env, output, doc)
+			return env.writeOutput(output, doc)
 		},
 	}
 	cmd.Flags().StringVar(&prefix, "prefix", "", "mount prefix placed before every route, e.g. /api")
@@ -56,16 +53,4 @@ func compileForExport(cmd *cobra.Command, dir string) (*graph.Graph, error) {
 		return nil, exitWith(exitFailure, err)
 	}
 	return g, nil
-}
-
-// writeExport writes doc to file, or to stdout when file is empty.
-func writeExport(env *cliEnv, file string, doc []byte) error {
-	if file == "" {
-		_, err := env.stdout.Write(doc)
-		return err
-	}
-	if err := os.WriteFile(file, doc, 0o644); err != nil {
-		return exitWith(exitFailure, fmt.Errorf("write %s: %w", file, err))
-	}
-	return nil
 }

@@ -115,21 +115,6 @@ func scalarKind(k cue.Kind) bool {
 	return k != cue.BottomKind && k&^(cue.StringKind|cue.NumberKind|cue.BoolKind|cue.NullKind) == 0
 }
 
-// routeShape replaces parameter names so {a} and {b} in the same position
-// compare equal.
-func routeShape(p string) string {
-	segs := strings.Split(p, "/")
-	for i, s := range segs {
-		if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
-			if strings.HasSuffix(s, "...}") {
-				segs[i] = "{...}"
-			} else {
-				segs[i] = "{}"
-			}
-		}
-	}
-	return strings.Join(segs, "/")
-}
 
 // checks runs the whole-graph checks.
 func (c *compiler) checks() {
@@ -142,7 +127,7 @@ func (c *compiler) checks() {
 		}
 		s := g.Service(op.Service)
 		full := project.JoinPath(s.Prefix, op.Path)
-		key := op.Method + " " + routeShape(full)
+		key := op.Method + " " + graph.PathShape(full)
 		if first, ok := routes[key]; ok {
 			np := join("services", op.Service, "operations", op.Action)
 			c.report(c.index.lookup(join(np, "path")), "duplicate-route", "%s: route %s %s is also served by %s (%s %s); change the path or the method",

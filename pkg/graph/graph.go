@@ -163,6 +163,23 @@ func PathNames(path string) []string {
 	return names
 }
 
+// PathShape replaces every wildcard name of a path pattern by "{}" (or
+// "{...}" for a final rest wildcard), so patterns that match the same URLs
+// compare equal: /tasks/{id} and /tasks/{taskId} have one shape.
+func PathShape(path string) string {
+	segs := strings.Split(path, "/")
+	for i, s := range segs {
+		if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
+			if strings.HasSuffix(s, "...}") {
+				segs[i] = "{...}"
+			} else {
+				segs[i] = "{}"
+			}
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
 // Tool holds tool-only options of an operation.
 type Tool struct {
 	// Name is an explicit tool name; empty means derived.

@@ -17,8 +17,15 @@ const MaxGraphBytes = 64 << 20
 // with two spaces for reviewable diffs, and a final newline. Key order and
 // number forms are canonical, so the bytes depend only on the graph's
 // content.
-func (g *Graph) Encode() ([]byte, error) {
-	c, err := Canonical(g)
+func (g *Graph) Encode() ([]byte, error) { return CanonicalIndent(g) }
+
+// CanonicalIndent returns the canonical JSON of v indented with two spaces
+// and ending in a newline: the reviewable, byte-stable form of every
+// document stitch writes (graph.json, manifests, OpenAPI, AsyncAPI).
+// Indentation changes no key order or number form, so digests taken over
+// [Canonical] bytes describe the same content.
+func CanonicalIndent(v any) ([]byte, error) {
+	c, err := Canonical(v)
 	if err != nil {
 		return nil, err
 	}

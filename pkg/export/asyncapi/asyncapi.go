@@ -41,8 +41,6 @@
 package asyncapi
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -94,16 +92,11 @@ func Generate(g *graph.Graph, opts *Options) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	canon, err := graph.Canonical(doc)
+	out, err := graph.CanonicalIndent(doc)
 	if err != nil {
 		return nil, fmt.Errorf("asyncapi: %w", err)
 	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, canon, "", "  "); err != nil {
-		return nil, fmt.Errorf("asyncapi: %w", err)
-	}
-	out.WriteByte('\n')
-	return out.Bytes(), nil
+	return out, nil
 }
 
 func build(g *graph.Graph, opts *Options) (map[string]any, error) {

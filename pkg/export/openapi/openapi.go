@@ -54,8 +54,6 @@
 package openapi
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -102,16 +100,11 @@ func Generate(g *graph.Graph, opts *Options) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	canon, err := graph.Canonical(doc)
+	out, err := graph.CanonicalIndent(doc)
 	if err != nil {
 		return nil, fmt.Errorf("openapi: %w", err)
 	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, canon, "", "  "); err != nil {
-		return nil, fmt.Errorf("openapi: %w", err)
-	}
-	out.WriteByte('\n')
-	return out.Bytes(), nil
+	return out, nil
 }
 
 // opSchemas are the hoisted schemas of one operation.
