@@ -44,12 +44,17 @@ func ExampleCompare() {
 	}
 	for _, f := range rep.Findings {
 		fmt.Println(f.Severity, f.Rule, f.Surface, f.Location)
+		for _, also := range f.AlsoAffects {
+			fmt.Println("  also:", also)
+		}
 	}
 	fmt.Println("breaking:", rep.Breaking())
 	_ = rep.WriteGitHubActions(os.Stdout)
 	// Output:
 	// breaking request-required-property-added HTTP POST /notes notes.create#/input/properties/lang
+	//   also: AGENT tool create_note
+	//   also: MCP tool create_note
 	// breaking: 1
-	// ::error file=notes.cue,line=12,col=3,title=request-required-property-added::HTTP POST /notes: input: required property "lang" added: requests without it are now rejected [notes.create#/input/properties/lang; fingerprint 533edd6b1c6d3d4a]
+	// ::error file=notes.cue,line=12,col=3,title=request-required-property-added::HTTP POST /notes: input: required property "lang" added: requests without it are now rejected (also affects AGENT tool create_note, MCP tool create_note) [notes.create#/input/properties/lang; fingerprint 533edd6b1c6d3d4a]
 	// stitch diff: notes 1.0.0 → notes 1.0.0: 1 breaking change (0 warnings, 0 info, 0 suppressed)
 }

@@ -85,7 +85,11 @@ func (r *Report) WriteText(w io.Writer) error {
 		if f.Suppressed {
 			sev += " (suppressed)"
 		}
-		fmt.Fprintf(&b, "\n%s %s\n  %s\n  at %s\n  %s\n", sev, f.Rule, f.Surface, f.Location, f.Message)
+		fmt.Fprintf(&b, "\n%s %s\n  %s\n", sev, f.Rule, f.Surface)
+		if len(f.AlsoAffects) > 0 {
+			fmt.Fprintf(&b, "  also: %s\n", strings.Join(f.AlsoAffects, ", "))
+		}
+		fmt.Fprintf(&b, "  at %s\n  %s\n", f.Location, f.Message)
 		if f.Pos.IsValid() {
 			fmt.Fprintf(&b, "  %s\n", f.Pos)
 		}
@@ -153,7 +157,15 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			if f.Pos.IsValid() {
 				src = "`" + f.Pos.String() + "`"
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s | %s | `%s` |\n", f.Rule, mdEscape(f.Surface), mdEscape(f.Location), mdEscape(msg), src, f.Fingerprint)
+			surface := mdEscape(f.Surface)
+			if len(f.AlsoAffects) > 0 {
+				also := make([]string, len(f.AlsoAffects))
+				for i, a := range f.AlsoAffects {
+					also[i] = mdEscape(a)
+				}
+				surface += "<br>also: " + strings.Join(also, ", ")
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s | %s | `%s` |\n", f.Rule, surface, mdEscape(f.Location), mdEscape(msg), src, f.Fingerprint)
 		}
 		b.WriteString("\n</details>\n")
 	}
@@ -202,7 +214,11 @@ func (r *Report) WriteGitHubActions(w io.Writer) error {
 			}
 		}
 		props = append(props, "title="+ghaProperty(f.Rule))
-		msg := f.Surface + ": " + f.Message + " [" + f.Location + "; fingerprint " + f.Fingerprint + "]"
+		msg := f.Surface + ": " + f.Message
+		if len(f.AlsoAffects) > 0 {
+			msg += " (also affects " + strings.Join(f.AlsoAffects, ", ") + ")"
+		}
+		msg += " [" + f.Location + "; fingerprint " + f.Fingerprint + "]"
 		if f.Suppressed {
 			msg += " (accepted: " + f.SuppressionReason + ")"
 		}

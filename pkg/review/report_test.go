@@ -13,6 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"stitchkit.dev/stitchkit/pkg/graph"
+	"stitchkit.dev/stitchkit/pkg/project"
 )
 
 func corpusPairNamed(t *testing.T, name string) *corpusPair {
@@ -225,17 +226,23 @@ func TestFormats(t *testing.T) {
 		}
 	}
 	fp := rep.Findings[0].Fingerprint
-	wantGHA := "::error file=contracts/contract.cue,line=52,col=5,title=request-required-property-added::HTTP POST /tasks: input: required property \"due\" added: requests without it are now rejected [tasks.create#/input/properties/due; fingerprint " + fp + "]\n"
+	wantGHA := "::error file=contracts/contract.cue,line=52,col=5,title=request-required-property-added::HTTP POST /tasks: input: required property \"due\" added: requests without it are now rejected (also affects AGENT tool create_task, MCP tool create_task (surface admin), MCP tool create_task (surface member)) [tasks.create#/input/properties/due; fingerprint " + fp + "]\n"
 	if !strings.HasPrefix(gha.String(), wantGHA) {
 		t.Errorf("githubactions:\n%s\nwant prefix:\n%s", gha.String(), wantGHA)
 	}
-	for _, want := range []string{MarkdownMarker, ":x: **1 breaking change", "| `request-required-property-added` |", "fingerprint: " + fp, SuppressionsFile} {
+	for _, want := range []string{MarkdownMarker, ":x: **1 breaking change", "| `request-required-property-added` | HTTP POST /tasks<br>also: AGENT tool create_task, MCP tool create_task (surface admin), MCP tool create_task (surface member) |", "fingerprint: " + fp, SuppressionsFile} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md.String())
 		}
 	}
 	if strings.Contains(txt.String(), "no breaking changes") || !strings.Contains(txt.String(), "1 breaking change") {
 		t.Errorf("text verdict wrong:\n%s", txt.String())
+	}
+	wantTxt := "\nBREAKING request-required-property-added\n  HTTP POST /tasks\n" +
+		"  also: AGENT tool create_task, MCP tool create_task (surface admin), MCP tool create_task (surface member)\n" +
+		"  at tasks.create#/input/properties/due\n"
+	if !strings.Contains(txt.String(), wantTxt) {
+		t.Errorf("text lacks the also: line:\n%s\nwant:\n%s", txt.String(), wantTxt)
 	}
 	if err := rep.Write(&txt, "yaml"); err == nil {
 		t.Error("unknown format accepted")
@@ -254,5 +261,69 @@ func TestRulesDocumented(t *testing.T) {
 		if !strings.Contains(string(doc), row) {
 			t.Errorf("docs/review.md lacks the row %q", row)
 		}
+	}
+}
+
+// TestAlsoAffects: an operation-level finding names its primary surface
+// and, in AlsoAffects, every other surface the operation is visible on, in
+// a fixed order; findings about one route or tool row name only that one.
+func TestAlsoAffects(t *testing.T) {
+	p := corpusPairNamed(t, "request-maximum-lowered")
+	rep, err := Compare(p.old, p.new, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) != 1 {
+		t.Fatalf("want one finding, got %+v", rep.Findings)
+	}
+	f := rep.Findings[0]
+	want := []string{"AGENT tool list_tasks", "CLI command list_tasks", "MCP tool list_tasks (surface admin)", "MCP tool list_tasks (surface member)"}
+	if f.Surface != "HTTP GET /tasks" || !slices.Equal(f.AlsoAffects, want) {
+		t.Errorf("surface %q also %q; want %q also %q", f.Surface, f.AlsoAffects, "HTTP GET /tasks", want)
+	}
+
+	// An operation-level finding on "operation ID" lists every surface,
+	// the route first.
+	p = corpusPairNamed(t, "description-only")
+	if rep, err = Compare(p.old, p.new, nil); err != nil {
+		t.Fatal(err)
+	}
+	want = append([]string{"HTTP GET /tasks"}, want...)
+	i := slices.IndexFunc(rep.Findings, func(f Finding) bool { return f.Rule == "operation-description-changed" })
+	if i < 0 {
+		t.Fatalf("description-only: no operation-description-changed finding in %+v", rep.Findings)
+	}
+	if f := rep.Findings[i]; f.Surface != "operation tasks.list" || !slices.Equal(f.AlsoAffects, want) {
+		t.Errorf("%s on %q also %q; want also %q", f.Rule, f.Surface, f.AlsoAffects, want)
+	}
+
+	// Membership findings concern one surface each.
+	for _, name := range []string{"operation-removed", "tool-renamed-explicit", "http-method-changed", "named-surface-membership-removed"} {
+		p := corpusPairNamed(t, name)
+		rep, err := Compare(p.old, p.new, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range rep.Findings {
+			if strings.HasPrefix(f.Rule, "tool-") || strings.HasPrefix(f.Rule, "http-") {
+				if len(f.AlsoAffects) > 0 {
+					t.Errorf("%s: %s on %s lists also %q", name, f.Rule, f.Surface, f.AlsoAffects)
+				}
+			}
+		}
+	}
+
+	// A subject visible nowhere in the new projection is named from the
+	// old one (a removal).
+	p = corpusPairNamed(t, "request-maximum-lowered")
+	c := &comparer{old: p.old, new: p.new, oldRoutes: routesByOp(p.old), newRoutes: map[string]project.Route{}, newTools: &project.Tools{}}
+	if c.oldTools, err = project.ToolSurfaces(p.old); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.visibleOn("tasks.list"); !slices.Equal(got, want) {
+		t.Errorf("visibleOn from the old projection: %q; want %q", got, want)
+	}
+	if got := c.visibleOn("tasks.nope"); got != nil {
+		t.Errorf("visibleOn of an unknown operation: %q", got)
 	}
 }

@@ -86,6 +86,16 @@ type Finding struct {
 	// "CLI command list_tasks", "REALTIME board.clientToServer.watch",
 	// "error TASK_NOT_FOUND" or "operation tasks.get".
 	Surface string `json:"surface"`
+	// AlsoAffects names the other surfaces where the finding's subject
+	// (an operation or runtime tool) is visible, labelled like Surface:
+	// its HTTP route first, then its tool rows by transport (AGENT, CLI,
+	// MCP) and surface name, e.g. ["AGENT tool list_tasks",
+	// "MCP tool list_tasks (surface admin)"]. It is taken from the new
+	// contract's projection (the old one when the subject is visible
+	// nowhere in the new contract) and is empty for findings about one
+	// surface (a route or tool row added, removed or renamed). It is not
+	// part of the fingerprint.
+	AlsoAffects []string `json:"alsoAffects,omitempty"`
 	// Location is the operation, tool, event, error code or surface id,
 	// optionally followed by "#" and a JSON pointer into the schema, e.g.
 	// "tasks.get#/output/properties/title/maxLength".
@@ -115,6 +125,7 @@ type findingJSON struct {
 	Fingerprint       string   `json:"fingerprint"`
 	Severity          Severity `json:"severity"`
 	Surface           string   `json:"surface"`
+	AlsoAffects       []string `json:"alsoAffects,omitempty"`
 	Location          string   `json:"location"`
 	Message           string   `json:"message"`
 	Pos               *posJSON `json:"pos,omitempty"`
@@ -130,7 +141,7 @@ type posJSON struct {
 
 // MarshalJSON writes the finding with its position as {file, line, col}.
 func (f Finding) MarshalJSON() ([]byte, error) {
-	j := findingJSON{Rule: f.Rule, Fingerprint: f.Fingerprint, Severity: f.Severity, Surface: f.Surface,
+	j := findingJSON{Rule: f.Rule, Fingerprint: f.Fingerprint, Severity: f.Severity, Surface: f.Surface, AlsoAffects: f.AlsoAffects,
 		Location: f.Location, Message: f.Message, Suppressed: f.Suppressed, SuppressionReason: f.SuppressionReason}
 	if f.Pos.IsValid() {
 		j.Pos = &posJSON{File: f.Pos.File, Line: f.Pos.Line, Col: f.Pos.Col}
@@ -150,7 +161,7 @@ func (f *Finding) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*f = Finding{Rule: j.Rule, Fingerprint: j.Fingerprint, Severity: j.Severity, Surface: j.Surface,
+	*f = Finding{Rule: j.Rule, Fingerprint: j.Fingerprint, Severity: j.Severity, Surface: j.Surface, AlsoAffects: j.AlsoAffects,
 		Location: j.Location, Message: j.Message, Suppressed: j.Suppressed, SuppressionReason: j.SuppressionReason}
 	if j.Pos != nil {
 		f.Pos = graph.Pos{File: j.Pos.File, Line: j.Pos.Line, Col: j.Pos.Col}
@@ -464,6 +475,62 @@ func (c *comparer) primarySurface(id string) string {
 	return "operation " + id
 }
 
+// visibleOn labels every surface where the operation or runtime tool id is
+// visible, like Finding.Surface: its HTTP route first, then its tool rows by
+// transport (AGENT, CLI, MCP) and surface name. It reads the new contract's
+// projection, or the old one when id is visible nowhere in the new contract
+// (a removal).
+func (c *comparer) visibleOn(id string) []string {
+	sides := []struct {
+		routes map[string]project.Route
+		tools  *project.Tools
+	}{{c.newRoutes, c.newTools}, {c.oldRoutes, c.oldTools}}
+	for _, side := range sides {
+		var out []string
+		if r, ok := side.routes[id]; ok {
+			out = append(out, "HTTP "+r.Pattern())
+		}
+		surfaces := make([]*project.Surface, 0, len(side.tools.Surfaces))
+		for i := range side.tools.Surfaces {
+			surfaces = append(surfaces, &side.tools.Surfaces[i])
+		}
+		slices.SortStableFunc(surfaces, func(a, b *project.Surface) int {
+			return cmp.Or(graph.CompareUTF16(string(a.Transport), string(b.Transport)), graph.CompareUTF16(a.Name, b.Name))
+		})
+		for _, s := range surfaces {
+			for j := range s.Tools {
+				if toolKey(&s.Tools[j]) == id {
+					out = append(out, toolSurface(s, &s.Tools[j]))
+				}
+			}
+		}
+		if len(out) > 0 {
+			return slices.Compact(out)
+		}
+	}
+	return nil
+}
+
+// alsoAffects sets AlsoAffects on the findings emitted since mark, all
+// about the operation or runtime tool id: every surface id is visible on
+// except the finding's own.
+func (c *comparer) alsoAffects(mark int, id string) {
+	if mark >= len(c.findings) {
+		return
+	}
+	visible := c.visibleOn(id)
+	for i := mark; i < len(c.findings); i++ {
+		f := &c.findings[i]
+		var also []string
+		for _, s := range visible {
+			if s != f.Surface {
+				also = append(also, s)
+			}
+		}
+		f.AlsoAffects = also
+	}
+}
+
 // exposedAsTool reports whether op is exposed to any tool transport.
 func exposedAsTool(op *graph.Operation) bool {
 	return op.Exposed(graph.MCP) || op.Exposed(graph.AGENT) || op.Exposed(graph.CLI)
@@ -519,6 +586,9 @@ func (c *comparer) operation(id string, o, n *graph.Operation) error {
 	if o == nil || n == nil {
 		return nil
 	}
+	// Everything below concerns the operation on every surface it is
+	// visible on; the findings above each concern one route.
+	defer c.alsoAffects(len(c.findings), id)
 	node := opNode(n)
 	opSurface := "operation " + id
 	if o.Scope != n.Scope {
@@ -854,6 +924,7 @@ func (c *comparer) runtimeTools() error {
 		id := "runtime." + name
 		node := graph.NodePath("runtimeTools", name)
 		surface := "runtime tool " + name
+		mark := len(c.findings)
 		oScope, nScope := cmp.Or(o.Identity.Scope, "public"), cmp.Or(n.Identity.Scope, "public")
 		if oScope != nScope {
 			c.scopeChanged(surface, id, pos(c.new, node, ""), oScope, nScope)
@@ -879,6 +950,7 @@ func (c *comparer) runtimeTools() error {
 		if err != nil {
 			return err
 		}
+		c.alsoAffects(mark, id)
 	}
 	return nil
 }
