@@ -130,12 +130,24 @@ func (d *schemaDiff) addEffect(kind string, e effect, ptr, format string, a ...a
 	d.out = append(d.out, schemaFinding{rule: d.dir.String() + "-" + kind + "-" + e.String(), severity: sev, pointer: ptr, message: msg})
 }
 
+// maxRefs bounds the $refs one resolve follows, through sibling merges
+// too, so a cycle ({"$ref":"#","x":1} refers to itself) ends.
+const maxRefs = 64
+
 // resolve follows $ref chains in root and returns the schema as an object
 // (boolean schemas become {} and {"not":{}}), plus the chain of refs taken.
 // Sibling keywords of a $ref override the target's.
 func resolve(root, s any) (map[string]any, string) {
+	budget := maxRefs
+	return resolveBudget(root, s, &budget)
+}
+
+// resolveBudget is resolve spending at most *budget ref steps, shared with
+// the resolution of the targets of $refs that have siblings. A chain that
+// exhausts it resolves to {}.
+func resolveBudget(root, s any, budget *int) (map[string]any, string) {
 	var refs []string
-	for range 64 {
+	for ; *budget > 0; *budget-- {
 		switch x := s.(type) {
 		case nil:
 			return nil, strings.Join(refs, ">")
@@ -159,7 +171,8 @@ func resolve(root, s any) (map[string]any, string) {
 				s = target
 				continue
 			}
-			t, _ := resolve(root, target)
+			*budget--
+			t, _ := resolveBudget(root, target, budget)
 			merged := map[string]any{}
 			for k, v := range t {
 				merged[k] = v
