@@ -115,7 +115,6 @@ func scalarKind(k cue.Kind) bool {
 	return k != cue.BottomKind && k&^(cue.StringKind|cue.NumberKind|cue.BoolKind|cue.NullKind) == 0
 }
 
-
 // checks runs the whole-graph checks.
 func (c *compiler) checks() {
 	g := c.g

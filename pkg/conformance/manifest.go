@@ -326,18 +326,7 @@ func (m *Manifest) Canonical() ([]byte, error) { return graph.Canonical(m) }
 // Encode returns the manifest file bytes: the canonical JSON of m indented
 // with two spaces (for reviewable diffs) and a final newline. The bytes
 // depend only on the manifest's content.
-func (m *Manifest) Encode() ([]byte, error) {
-	c, err := m.Canonical()
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, c, "", "  "); err != nil {
-		return nil, err
-	}
-	buf.WriteByte('\n')
-	return buf.Bytes(), nil
-}
+func (m *Manifest) Encode() ([]byte, error) { return graph.CanonicalIndent(m) }
 
 // VersionError reports a manifest file of another manifestVersion.
 type VersionError struct{ Version int }

@@ -12,7 +12,7 @@ import (
 // naming the nodes a compiler positions it at.
 func TestStructuredErrors(t *testing.T) {
 	g := tasksGraph(t)
-	g.Operation("tasks", "create").Tool = &graph.Tool{Name: "get_task"}  // collides with tasks.get on MCP and AGENT
+	g.Operation("tasks", "create").Tool = &graph.Tool{Name: "get_task"}   // collides with tasks.get on MCP and AGENT
 	g.Operation("tasks", "complete").Tool = &graph.Tool{Name: "do.thing"} // invalid on MCP and AGENT
 	g.RuntimeTools[0].Transports = []graph.Transport{graph.MCP}
 	g.Surfaces = graph.Surfaces{

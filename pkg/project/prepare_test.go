@@ -57,9 +57,9 @@ func TestFlattenUnion(t *testing.T) {
 
 func TestFlattenLeavesUnflattenableUnions(t *testing.T) {
 	for name, input := range map[string]string{
-		"overlapping discriminators": `{"oneOf":[{"type":"object","properties":{"kind":{"enum":["a","b"]}},"required":["kind"]},{"type":"object","properties":{"kind":{"enum":["b","c"]}},"required":["kind"]}]}`,
+		"overlapping discriminators":          `{"oneOf":[{"type":"object","properties":{"kind":{"enum":["a","b"]}},"required":["kind"]},{"type":"object","properties":{"kind":{"enum":["b","c"]}},"required":["kind"]}]}`,
 		"discriminator missing from a branch": `{"oneOf":[{"type":"object","properties":{"other":{"const":"a"}}},{"type":"object","properties":{"kind":{"const":"b"}},"required":["kind"]}]}`,
-		"non-object branch":          `{"anyOf":[{"type":"object","properties":{"kind":{"const":"a"}},"required":["kind"]},{"type":"string"}]}`,
+		"non-object branch":                   `{"anyOf":[{"type":"object","properties":{"kind":{"const":"a"}},"required":["kind"]},{"type":"string"}]}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			pol := graph.Policy{MCP: graph.MCPPolicy{FlattenUnionInput: true, SchemaValidation: graph.ValidationSkip}, Agent: graph.AgentPolicy{FlattenUnionInput: true}}

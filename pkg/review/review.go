@@ -42,8 +42,9 @@ import (
 )
 
 // ReportVersion is the version of the JSON report shape
-// (report.schema.json). Bump it when a field is added, removed or changes
-// meaning.
+// (report.schema.json). Bump it when a field is removed, changes meaning or
+// becomes required; an added optional field (consumers ignore what they do
+// not know) keeps the version.
 const ReportVersion = 1
 
 // Severity is how much a change matters to existing callers.
@@ -574,7 +575,7 @@ func (c *comparer) operation(id string, o, n *graph.Operation) error {
 				"method changed from %s to %s: callers using %s get 405", or.Method, nr.Method, or.Method)
 		}
 		if or.Path != nr.Path {
-			if normalizePath(or.Path) == normalizePath(nr.Path) {
+			if graph.PathShape(or.Path) == graph.PathShape(nr.Path) {
 				c.emit("http-path-parameter-renamed", Info, surface, "", id, pos(c.new, opNode(n), ""),
 					"path parameters renamed: %s became %s (same URLs)", or.Path, nr.Path)
 			} else {
@@ -620,7 +621,7 @@ func (c *comparer) operation(id string, o, n *graph.Operation) error {
 	oldDoc, newDoc := c.old.Schema, c.new.Schema
 	// A path parameter renamed on an HTTP-only operation changes no wire
 	// value: compare params with the old names mapped to the new ones.
-	if oHTTP && nHTTP && or.Path != nr.Path && normalizePath(or.Path) == normalizePath(nr.Path) && !exposedAsTool(o) && !exposedAsTool(n) {
+	if oHTTP && nHTTP && or.Path != nr.Path && graph.PathShape(or.Path) == graph.PathShape(nr.Path) && !exposedAsTool(o) && !exposedAsTool(n) {
 		renamed := renameParams(c.old.Schema(o.Params), graph.PathNames(or.Path), graph.PathNames(nr.Path))
 		oldDoc = func(d graph.Digest) json.RawMessage {
 			if d == o.Params {
@@ -657,21 +658,6 @@ func (c *comparer) removalPos(node string, stillExists bool) graph.Pos {
 		}
 	}
 	return pos(c.old, node, "")
-}
-
-// normalizePath replaces every wildcard name by "{}" (keeping "...").
-func normalizePath(p string) string {
-	segs := strings.Split(p, "/")
-	for i, s := range segs {
-		if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
-			if strings.HasSuffix(s, "...}") {
-				segs[i] = "{...}"
-			} else {
-				segs[i] = "{}"
-			}
-		}
-	}
-	return strings.Join(segs, "/")
 }
 
 // renameParams renames the properties of a params schema positionally.
