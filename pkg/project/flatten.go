@@ -2,6 +2,7 @@ package project
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -65,7 +66,7 @@ func (f *flattener) walk(s any) any {
 		return s
 	}
 	eachChild(m, f.walk)
-	if flat, ok := f.flatten(m); ok {
+	if flat, _ := f.flatten(m); flat != nil {
 		return flat
 	}
 	return m
@@ -102,7 +103,7 @@ func resolvePointer(root any, ref string) (any, bool) {
 	}
 	cur := root
 	for _, tok := range strings.Split(ref[2:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		tok = unescapePointerToken(tok)
 		m, ok := cur.(map[string]any)
 		if !ok {
 			return nil, false
@@ -114,38 +115,40 @@ func resolvePointer(root any, ref string) (any, bool) {
 	return cur, true
 }
 
-// flatten flattens one union node, or reports false to leave it unchanged.
-func (f *flattener) flatten(node map[string]any) (map[string]any, bool) {
+// flatten flattens one union node. It returns nil to leave the node
+// unchanged, with the reason a union could not be flattened ("" when the
+// node is not a union).
+func (f *flattener) flatten(node map[string]any) (map[string]any, string) {
 	key := ""
 	for _, k := range []string{"oneOf", "anyOf"} {
 		if _, ok := node[k]; ok {
 			if key != "" {
-				return nil, false // both: not a plain union
+				return nil, "it has both oneOf and anyOf" // not a plain union
 			}
 			key = k
 		}
 	}
 	if key == "" {
-		return nil, false
+		return nil, ""
 	}
 	if _, ok := node["properties"]; ok {
-		return nil, false
+		return nil, "it declares properties next to its " + key
 	}
 	list, ok := node[key].([]any)
 	if !ok || len(list) < 2 {
-		return nil, false
+		return nil, "its " + key + " has fewer than two branches"
 	}
 	branches := make([]map[string]any, len(list))
 	for i, b := range list {
 		m, ok := f.resolve(b).(map[string]any)
 		if !ok || !isBranchObject(m, node) {
-			return nil, false
+			return nil, fmt.Sprintf("branch %d is %s, not an object with properties: only unions of objects can be flattened", i+1, describeBranch(m))
 		}
 		branches[i] = m
 	}
 	disc, values := discriminator(branches)
 	if disc == "" {
-		return nil, false
+		return nil, noDiscriminatorReason(branches)
 	}
 
 	// Property names in first-seen order across branches.
@@ -227,7 +230,70 @@ func (f *flattener) flatten(node map[string]any) (map[string]any, bool) {
 	} else {
 		out["additionalProperties"] = map[string]any{}
 	}
-	return out, true
+	return out, ""
+}
+
+// describeBranch names what a union branch that is not a flattenable object
+// is, for error messages.
+func describeBranch(b map[string]any) string {
+	if b == nil {
+		return "not a schema object"
+	}
+	switch t := b["type"].(type) {
+	case string:
+		if t != "object" {
+			return "of type " + t
+		}
+	case []any:
+		return fmt.Sprintf("of types %v", t)
+	}
+	if _, ok := b["const"]; ok {
+		return "a constant"
+	}
+	if _, ok := b["enum"]; ok {
+		return "an enum"
+	}
+	for _, k := range []string{"oneOf", "anyOf", "allOf", "not", "$ref", "if", "patternProperties"} {
+		if _, ok := b[k]; ok {
+			return "an object combined with " + k
+		}
+	}
+	if _, ok := b["properties"]; !ok {
+		return "an object without properties"
+	}
+	return "not an object"
+}
+
+// noDiscriminatorReason explains why no discriminator was found.
+func noDiscriminatorReason(branches []map[string]any) string {
+	first := branches[0]["properties"].(map[string]any)
+	for _, name := range sortedKeys(first) {
+		seen := map[string]bool{}
+		shared := ""
+		everywhere := true
+		for _, b := range branches {
+			p, ok := b["properties"].(map[string]any)[name]
+			if !ok {
+				everywhere = false
+				break
+			}
+			vs, ok := stringValues(p)
+			if !ok {
+				everywhere = false
+				break
+			}
+			for _, v := range vs {
+				if seen[v] && shared == "" {
+					shared = v
+				}
+				seen[v] = true
+			}
+		}
+		if everywhere && shared != "" {
+			return fmt.Sprintf("no property tells the branches apart: %q is a string const/enum in every branch, but more than one branch allows %q", name, shared)
+		}
+	}
+	return "no discriminator: no string const/enum property is present in every branch with distinct values"
 }
 
 // isBranchObject reports whether a union branch is an object with

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -73,8 +75,18 @@ func advertisedInput(g *graph.Graph, c candidate, flatten bool) (any, argSplitte
 func mergeParts(ps []part) (any, error) {
 	defs := map[string]any{}
 	bodies := make([]any, len(ps))
+	defsRoot := map[string]any{"$defs": defs}
+	var inlined []string
 	for i, p := range ps {
 		bodies[i] = namespace(p.doc, p.name, defs)
+		// A part whose root is a $ref (`#input: #T`) is its target:
+		// inline it so an object target merges as an object. $defs stay,
+		// for recursive targets.
+		if m, ok := bodies[i].(map[string]any); ok {
+			var names []string
+			bodies[i], names = inlineRootRef(m, defsRoot)
+			inlined = append(inlined, names...)
+		}
 	}
 	var out map[string]any
 	switch {
@@ -95,11 +107,174 @@ func mergeParts(ps []part) (any, error) {
 	default:
 		out = map[string]any{"allOf": bodies}
 	}
+	pruneDefs(out, defs, inlined)
 	if len(defs) > 0 {
 		out["$defs"] = defs
 	}
 	out["$schema"] = schemaDialect
 	return out, nil
+}
+
+// inlineRootRef replaces a root "$ref" of m by its target (resolved in
+// root), merged with m's sibling keywords — in JSON Schema 2020-12 a $ref
+// applies alongside its siblings, so `{"$ref": "#/$defs/P", "properties":
+// {"id": {"pattern": "^x"}}}` is P with id also matching ^x. It follows up
+// to 8 chained references and returns m unchanged when a target cannot be
+// resolved or its keywords conflict with the siblings. It also returns the
+// names of the $defs entries inlined (so unreferenced ones can be pruned).
+func inlineRootRef(m map[string]any, root any) (map[string]any, []string) {
+	var names []string
+	for range 8 {
+		ref, ok := m["$ref"].(string)
+		if !ok {
+			break
+		}
+		target, ok := resolvePointer(root, ref)
+		tm, ok2 := target.(map[string]any)
+		if !ok || !ok2 {
+			break
+		}
+		siblings := make(map[string]any, len(m))
+		for k, v := range m {
+			if k != "$ref" {
+				siblings[k] = v
+			}
+		}
+		merged, ok := mergeKeywords(deepCopy(tm).(map[string]any), siblings)
+		if !ok {
+			break
+		}
+		if name, ok := strings.CutPrefix(ref, "#/$defs/"); ok && !strings.Contains(name, "/") {
+			names = append(names, unescapePointerToken(name))
+		}
+		m = merged
+	}
+	return m, names
+}
+
+// mergeKeywords merges the keywords of b into a (both schemas apply):
+// properties and required are unioned, a property in both is merged the
+// same way (or becomes allOf of both), additionalProperties false wins,
+// annotations come from b. It reports false when another keyword has
+// different values on both sides.
+func mergeKeywords(a, b map[string]any) (map[string]any, bool) {
+	for _, k := range sortedKeys(b) {
+		bv := b[k]
+		av, ok := a[k]
+		if !ok {
+			a[k] = bv
+			continue
+		}
+		if reflect.DeepEqual(av, bv) {
+			continue
+		}
+		switch k {
+		case "properties", "$defs", "definitions":
+			am, ok1 := av.(map[string]any)
+			bm, ok2 := bv.(map[string]any)
+			if !ok1 || !ok2 {
+				return nil, false
+			}
+			for _, name := range sortedKeys(bm) {
+				pa, inA := am[name]
+				switch {
+				case !inA:
+					am[name] = bm[name]
+				case reflect.DeepEqual(pa, bm[name]):
+				case k != "properties":
+					return nil, false
+				default:
+					sa, ok1 := pa.(map[string]any)
+					sb, ok2 := bm[name].(map[string]any)
+					if ok1 && ok2 {
+						if merged, ok := mergeKeywords(deepCopy(sa).(map[string]any), sb); ok {
+							am[name] = merged
+							continue
+						}
+					}
+					am[name] = map[string]any{"allOf": []any{pa, bm[name]}}
+				}
+			}
+		case "required":
+			ar, ok1 := av.([]any)
+			br, ok2 := bv.([]any)
+			if !ok1 || !ok2 {
+				return nil, false
+			}
+			for _, r := range br {
+				if !slices.Contains(ar, r) {
+					ar = append(ar, r)
+				}
+			}
+			a[k] = ar
+		case "additionalProperties", "unevaluatedProperties":
+			switch {
+			case av == false:
+			case bv == false:
+				a[k] = false
+			default:
+				return nil, false
+			}
+		case "$schema", "$id", "$comment", "title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly":
+			a[k] = bv
+		default:
+			return nil, false
+		}
+	}
+	return a, true
+}
+
+// unescapePointerToken decodes one JSON pointer token of a URI fragment.
+func unescapePointerToken(tok string) string {
+	if u, err := url.PathUnescape(tok); err == nil {
+		tok = u
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+}
+
+// pruneDefs deletes the $defs entries in candidates that nothing reachable
+// from the document body references any more (a non-recursive target that
+// was inlined).
+func pruneDefs(body map[string]any, defs map[string]any, candidates []string) {
+	if len(candidates) == 0 {
+		return
+	}
+	reached := map[string]bool{}
+	var visit func(s any)
+	visit = func(s any) {
+		switch x := s.(type) {
+		case map[string]any:
+			for k, v := range x {
+				switch k {
+				case "$ref":
+					ref, _ := v.(string)
+					name, ok := strings.CutPrefix(ref, "#/$defs/")
+					if !ok {
+						continue
+					}
+					name, _, _ = strings.Cut(name, "/")
+					name = unescapePointerToken(name)
+					if !reached[name] {
+						reached[name] = true
+						visit(defs[name])
+					}
+				case "const", "enum", "default", "examples", "$defs":
+				default:
+					visit(v)
+				}
+			}
+		case []any:
+			for _, v := range x {
+				visit(v)
+			}
+		}
+	}
+	visit(body)
+	for _, name := range candidates {
+		if !reached[name] {
+			delete(defs, name)
+		}
+	}
 }
 
 // schemaDialect is stamped once on every advertised input.
@@ -282,7 +457,11 @@ func splitterFor(c candidate, ps []part) argSplitter {
 		default:
 			continue
 		}
-		for _, k := range propertyNames(p.doc) {
+		doc := p.doc
+		if m, ok := doc.(map[string]any); ok {
+			doc, _ = inlineRootRef(m, m)
+		}
+		for _, k := range propertyNames(doc) {
 			into[k] = true
 		}
 	}

@@ -37,8 +37,8 @@ func validateMCP(tool string, doc any, output json.RawMessage, pol graph.MCPPoli
 		res.failure = "input schema is not JSON Schema-compatible"
 		return res
 	}
-	if !isPlainObject(root) {
-		res.failure = "input must be an object schema (type: object, no union at the root); flatten the union with policy.mcp.flattenUnionInput or remove MCP from expose"
+	if obj, _ := inlineRootRef(root, root); !isPlainObject(obj) {
+		res.failure = notObjectFailure(obj, root, pol.FlattenUnionInput)
 	}
 	if pol.RequireTypedProperties {
 		var untyped []string
@@ -157,4 +157,54 @@ func walkFormats(s any, path string, f func(path, format string)) {
 			}
 		}
 	}
+}
+
+// notObjectFailure explains why an input is not an object schema and what
+// to do about it. When flattenUnionInput is already on, advising it would
+// be wrong: the message says why the union could not be flattened instead.
+func notObjectFailure(obj, root map[string]any, flattenOn bool) string {
+	union := rootUnion(obj, root)
+	switch {
+	case union == nil:
+		what := "it is not an object"
+		if t, ok := obj["type"].(string); ok && t != "object" {
+			what = "it is of type " + t
+		} else if _, ok := obj["$ref"]; ok {
+			what = "its root $ref could not be resolved to an object"
+		}
+		return "input must be an object schema (type: object with properties): " + what + "; wrap the value in an object field or remove MCP from expose"
+	case !flattenOn:
+		return "input must be an object schema (type: object, no union at the root); flatten the union with policy.mcp.flattenUnionInput or remove MCP from expose"
+	}
+	f := &flattener{root: root}
+	_, why := f.flatten(union)
+	if why == "" {
+		why = "the union is combined with other schemas (allOf)"
+	}
+	return "input must be an object schema, and policy.mcp.flattenUnionInput (on) could not flatten the union at its root: " + why +
+		`; make every branch an object with a required string discriminator of distinct values (e.g. kind!: "email" in one branch, kind!: "sms" in another) or remove MCP from expose`
+}
+
+// rootUnion returns the oneOf/anyOf node at the root of an input: the root
+// itself, or a member of its root allOf (as when #params is merged with a
+// union #input); nil when there is none.
+func rootUnion(obj, root map[string]any) map[string]any {
+	isUnion := func(m map[string]any) bool {
+		_, one := m["oneOf"]
+		_, any := m["anyOf"]
+		return one || any
+	}
+	if isUnion(obj) {
+		return obj
+	}
+	if l, ok := obj["allOf"].([]any); ok {
+		for _, b := range l {
+			if m, ok := b.(map[string]any); ok {
+				if m, _ = inlineRootRef(m, root); isUnion(m) {
+					return m
+				}
+			}
+		}
+	}
+	return nil
 }
