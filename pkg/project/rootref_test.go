@@ -25,10 +25,10 @@ func TestRootRefInputsReachMCP(t *testing.T) {
 		wantValid    []string
 		wantRejected []string
 	}{{
-		name:  "recursive definition",
-		input: `{"$defs":{"T":{"additionalProperties":false,"properties":{"children":{"items":{"$ref":"#/$defs/T"},"type":"array"},"name":{"type":"string"}},"required":["name"],"type":"object"}},"$ref":"#/$defs/T",` + dialect + `,"type":"object"}`,
-		want:  `{"additionalProperties":false,"properties":{"children":{"items":{"$ref":"#/$defs/input__T"},"type":"array"},"name":{"type":"string"}},"required":["name"],"type":"object"}`,
-		wantDefs: `{"input__T":{"additionalProperties":false,"properties":{"children":{"items":{"$ref":"#/$defs/input__T"},"type":"array"},"name":{"type":"string"}},"required":["name"],"type":"object"}}`,
+		name:         "recursive definition",
+		input:        `{"$defs":{"T":{"additionalProperties":false,"properties":{"children":{"items":{"$ref":"#/$defs/T"},"type":"array"},"name":{"type":"string"}},"required":["name"],"type":"object"}},"$ref":"#/$defs/T",` + dialect + `,"type":"object"}`,
+		want:         `{"additionalProperties":false,"properties":{"children":{"items":{"$ref":"#/$defs/input__T"},"type":"array"},"name":{"type":"string"}},"required":["name"],"type":"object"}`,
+		wantDefs:     `{"input__T":{"additionalProperties":false,"properties":{"children":{"items":{"$ref":"#/$defs/input__T"},"type":"array"},"name":{"type":"string"}},"required":["name"],"type":"object"}}`,
 		wantValid:    []string{`{"name":"a","children":[{"name":"b","children":[]}]}`},
 		wantRejected: []string{`{"name":"a","children":[{"children":[]}]}`, `{"name":"a","x":1}`},
 	}, {
