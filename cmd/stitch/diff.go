@@ -162,8 +162,10 @@ func loadGit(ctx context.Context, ref, dir string) (*graph.Graph, error) {
 	if filepath.IsAbs(dir) {
 		return nil, fmt.Errorf("DIR %q must be relative to the current directory", dir)
 	}
+	top := ""
 	git := func(args ...string) ([]byte, error) {
 		cmd := exec.CommandContext(ctx, "git", args...)
+		cmd.Dir = top
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
@@ -187,6 +189,15 @@ func loadGit(ctx context.Context, ref, dir string) (*graph.Graph, error) {
 	if inRepo == ".." || strings.HasPrefix(inRepo, "../") {
 		return nil, fmt.Errorf("DIR %q is outside the git repository", dir)
 	}
+	// DIR is relative to the current directory (as git's REF:./path), but
+	// git archive run in a subdirectory archives only that subtree: archive
+	// the whole tree from the top level, so paths are repository paths and
+	// a cue.mod above DIR comes along.
+	topOut, err := git("rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil, err
+	}
+	top = strings.TrimSpace(string(topOut))
 	tarball, err := git("archive", "--format=tar", ref)
 	if err != nil {
 		return nil, err

@@ -196,3 +196,55 @@ func TestDiffGitRef(t *testing.T) {
 		t.Fatalf("missing dir: exit %d\n%s", code, errOut)
 	}
 }
+
+// TestDiffGitRefFromSubdirectory runs git:REF:DIR from inside the contract
+// folder: DIR is relative to the current directory, as in git's REF:./path.
+func TestDiffGitRefFromSubdirectory(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	repo := t.TempDir()
+	home := t.TempDir()
+	for k, v := range map[string]string{"HOME": home, "XDG_CONFIG_HOME": home, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": filepath.Join(home, "gitconfig"),
+		"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"} {
+		t.Setenv(k, v)
+	}
+	git := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git(repo, "init", "-q")
+	contracts := filepath.Join(repo, "contracts")
+	writeContract(t, contracts, "")
+	git(repo, "add", ".")
+	git(repo, "commit", "-qm", "v1")
+	writeContract(t, contracts, ", lang: string")
+
+	t.Chdir(contracts)
+	code, out, errOut := diffRun(t, "diff", "git:HEAD:.", ".", "--format", "githubactions")
+	if code != exitBreaking {
+		t.Fatalf("git:HEAD:. from contracts/: exit %d\n%s%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "::error file=notes.cue,line=12,col=3,title=request-required-property-added::") {
+		t.Errorf("annotation does not name the file relative to the current directory:\n%s", out)
+	}
+	for _, old := range []string{"git:HEAD:./", "git:HEAD:../contracts"} {
+		if code, out, errOut := diffRun(t, "diff", old, "."); code != exitBreaking {
+			t.Errorf("%s: exit %d\n%s%s", old, code, out, errOut)
+		}
+	}
+	// Deeper still: DIR climbs back up.
+	sub := filepath.Join(contracts, "sub")
+	os.MkdirAll(sub, 0o755)
+	t.Chdir(sub)
+	if code, out, errOut := diffRun(t, "diff", "git:HEAD:..", ".."); code != exitBreaking {
+		t.Errorf("git:HEAD:.. from contracts/sub: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := diffRun(t, "diff", "git:HEAD:../../..", ".."); code != exitFailure || !strings.Contains(errOut, "outside the git repository") {
+		t.Errorf("DIR above the repository: exit %d\n%s", code, errOut)
+	}
+}
