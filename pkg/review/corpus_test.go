@@ -156,6 +156,7 @@ func TestCorpusVerdicts(t *testing.T) {
 		"error-added-to-operation": true, "scope-changed-public": true, "named-surface-added": true,
 		"realtime-event-added": true, "realtime-client-args-widened": true,
 		"realtime-ack-response-narrowed": true, "agent-policy-flatten-off": true,
+		"operation-renamed-same-route": true, "operation-renamed-tool-only": true,
 	}
 	for _, p := range loadCorpus(t) {
 		rep, err := Compare(p.old, p.new, nil)

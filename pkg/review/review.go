@@ -310,7 +310,10 @@ type comparer struct {
 	old, new             *graph.Graph
 	oldTools, newTools   *project.Tools
 	oldRoutes, newRoutes map[string]project.Route
-	findings             []Finding
+	// renamedTo maps the id of an old operation to the new id it was
+	// renamed to (see renames).
+	renamedTo map[string]string
+	findings  []Finding
 }
 
 func routesByOp(g *graph.Graph) map[string]project.Route {
@@ -546,17 +549,99 @@ func (c *comparer) operations() error {
 	for _, op := range c.new.Operations() {
 		newOps[op.ID()] = op
 	}
+	renamedFrom := c.renames(oldOps, newOps)
 	for _, id := range unionKeys(oldOps, newOps) {
 		o, n := oldOps[id], newOps[id]
-		if err := c.operation(id, o, n); err != nil {
+		if n == nil && c.renamedTo[id] != "" {
+			continue // compared with the operation it was renamed to
+		}
+		oldID := id
+		if from, ok := renamedFrom[id]; ok {
+			oldID, o = from, oldOps[from]
+		}
+		if err := c.operation(oldID, id, o, n); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (c *comparer) operation(id string, o, n *graph.Operation) error {
-	or, oHTTP := c.oldRoutes[id]
+// renames pairs operations removed from the old contract with operations
+// added to the new one that no caller can tell apart from them: the same
+// HTTP method and route shape (graph.PathShape), or — for operations on no
+// HTTP route — the same tool names on the same surfaces. A pair must be
+// unambiguous both ways. It sets c.renamedTo and returns new id → old id.
+func (c *comparer) renames(oldOps, newOps map[string]*graph.Operation) map[string]string {
+	c.renamedTo = map[string]string{}
+	var removed, added []string
+	for _, id := range unionKeys(oldOps, newOps) {
+		switch {
+		case newOps[id] == nil:
+			removed = append(removed, id)
+		case oldOps[id] == nil:
+			added = append(added, id)
+		}
+	}
+	if len(removed) == 0 || len(added) == 0 {
+		return nil
+	}
+	same := func(oldID, newID string) bool {
+		or, oHTTP := c.oldRoutes[oldID]
+		nr, nHTTP := c.newRoutes[newID]
+		if oHTTP != nHTTP {
+			return false
+		}
+		if oHTTP {
+			return or.Method == nr.Method && graph.PathShape(or.Path) == graph.PathShape(nr.Path)
+		}
+		ot, nt := toolRows(c.oldTools, oldID), toolRows(c.newTools, newID)
+		return len(ot) > 0 && slices.Equal(ot, nt)
+	}
+	matches := func(id string, among []string, f func(string) bool) []string {
+		var out []string
+		for _, other := range among {
+			if f(other) {
+				out = append(out, other)
+			}
+		}
+		return out
+	}
+	from := map[string]string{}
+	for _, oldID := range removed {
+		cands := matches(oldID, added, func(newID string) bool { return same(oldID, newID) })
+		if len(cands) != 1 {
+			continue
+		}
+		newID := cands[0]
+		if back := matches(newID, removed, func(o string) bool { return same(o, newID) }); len(back) != 1 {
+			continue
+		}
+		from[newID] = oldID
+		c.renamedTo[oldID] = newID
+	}
+	return from
+}
+
+// toolRows lists the tool rows of operation id as "surface\x00name",
+// sorted.
+func toolRows(ts *project.Tools, id string) []string {
+	var out []string
+	for i := range ts.Surfaces {
+		s := &ts.Surfaces[i]
+		for j := range s.Tools {
+			if toolKey(&s.Tools[j]) == id {
+				out = append(out, surfaceKeyOf(s)+"\x00"+s.Tools[j].Name)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// operation compares operation o (oldID in the old contract) with n (id in
+// the new one); the ids differ when the operation was renamed.
+func (c *comparer) operation(oldID, id string, o, n *graph.Operation) error {
+	or, oHTTP := c.oldRoutes[oldID]
 	nr, nHTTP := c.newRoutes[id]
 	switch {
 	case oHTTP && !nHTTP:
@@ -592,6 +677,11 @@ func (c *comparer) operation(id string, o, n *graph.Operation) error {
 	defer c.alsoAffects(len(c.findings), id)
 	node := opNode(n)
 	opSurface := "operation " + id
+	if oldID != id {
+		c.emit("operation-renamed", Warning, opSurface, "", id, pos(c.new, node, ""),
+			"operation %s renamed to %s: callers see the same %s, but audit rows, hooks, authorization rules and generated handler names keyed on service.action change",
+			oldID, id, map[bool]string{true: "route " + nr.Pattern(), false: "tool names"}[nHTTP])
+	}
 	if o.Scope != n.Scope {
 		c.scopeChanged(opSurface, id, pos(c.new, node, "/scope"), o.Scope, n.Scope)
 	}
@@ -619,23 +709,47 @@ func (c *comparer) operation(id string, o, n *graph.Operation) error {
 	}
 
 	oldDoc, newDoc := c.old.Schema, c.new.Schema
-	// A path parameter renamed on an HTTP-only operation changes no wire
-	// value: compare params with the old names mapped to the new ones.
-	if oHTTP && nHTTP && or.Path != nr.Path && graph.PathShape(or.Path) == graph.PathShape(nr.Path) && !exposedAsTool(o) && !exposedAsTool(n) {
-		renamed := renameParams(c.old.Schema(o.Params), graph.PathNames(or.Path), graph.PathNames(nr.Path))
-		oldDoc = func(d graph.Digest) json.RawMessage {
-			if d == o.Params {
-				return renamed
+	paramsSurface := c.primarySurface(id)
+	if oHTTP && nHTTP && or.Path != nr.Path && graph.PathShape(or.Path) == graph.PathShape(nr.Path) {
+		if !exposedAsTool(o) && !exposedAsTool(n) {
+			// A path parameter renamed on an HTTP-only operation changes
+			// no wire value: compare params with the old names mapped to
+			// the new ones.
+			renamed := renameParams(c.old.Schema(o.Params), graph.PathNames(or.Path), graph.PathNames(nr.Path))
+			oldDoc = func(d graph.Digest) json.RawMessage {
+				if d == o.Params {
+					return renamed
+				}
+				return c.old.Schema(d)
 			}
-			return c.old.Schema(d)
+		} else if s := c.primaryToolSurface(id); s != "" {
+			// The URLs are unchanged: the params findings concern the tool
+			// callers, who pass path parameters by name.
+			paramsSurface = s
 		}
 	}
-	return c.compareSchemaDocs(c.primarySurface(id), "", id, node, []schemaUnit{
+	err := c.compareSchemaDocs(paramsSurface, "", id, node, []schemaUnit{
 		{name: "params", dir: Request, old: o.Params, new: n.Params, node: "#params"},
+	}, oldDoc, newDoc)
+	if err != nil {
+		return err
+	}
+	return c.compareSchemaDocs(c.primarySurface(id), "", id, node, []schemaUnit{
 		{name: "query", dir: Request, old: o.Query, new: n.Query, node: "#query"},
 		{name: "input", dir: Request, old: o.Input, new: n.Input, node: "#input"},
 		{name: "output", dir: Response, old: o.Output, new: n.Output, node: "#output"},
 	}, oldDoc, newDoc)
+}
+
+// primaryToolSurface names the first tool row of the operation or runtime
+// tool id (by transport, then surface name), or "" when it has none.
+func (c *comparer) primaryToolSurface(id string) string {
+	for _, s := range c.visibleOn(id) {
+		if !strings.HasPrefix(s, "HTTP ") {
+			return s
+		}
+	}
+	return ""
 }
 
 // scopeChanged classifies a scope change. Opening an operation to "public"
@@ -798,7 +912,11 @@ func (c *comparer) surfaceRows(o, n *project.Surface) error {
 	sk := surfaceKeyOf(n)
 	oldT := map[string]*project.Tool{}
 	for i := range o.Tools {
-		oldT[toolKey(&o.Tools[i])] = &o.Tools[i]
+		k := toolKey(&o.Tools[i])
+		if to, ok := c.renamedTo[k]; ok {
+			k = to // a renamed operation's rows pair with the new id's
+		}
+		oldT[k] = &o.Tools[i]
 	}
 	newT := map[string]*project.Tool{}
 	for i := range n.Tools {
