@@ -327,3 +327,42 @@ func TestAlsoAffects(t *testing.T) {
 		t.Errorf("visibleOn of an unknown operation: %q", got)
 	}
 }
+
+// TestGitHubActionsGraphJSONNewSide: with a NEW side read from graph.json
+// (no positions), a non-removal finding is a plain annotation without
+// file/line — never the OLD file's line — while a removal keeps its OLD
+// position.
+func TestGitHubActionsGraphJSONNewSide(t *testing.T) {
+	for _, tc := range []struct {
+		pair    string
+		wantPos bool
+	}{
+		{"request-required-property-added", false},
+		{"response-required-property-removed", false},
+		{"operation-removed", true},
+	} {
+		t.Run(tc.pair, func(t *testing.T) {
+			p := corpusPairNamed(t, tc.pair)
+			g := *p.new
+			g.Sources = nil
+			rep, err := Compare(p.old, &g, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gha bytes.Buffer
+			if err := rep.WriteGitHubActions(&gha); err != nil {
+				t.Fatal(err)
+			}
+			first, _, _ := strings.Cut(gha.String(), "\n")
+			if !strings.HasPrefix(first, "::error ") {
+				t.Fatalf("first line %q", first)
+			}
+			if got := strings.Contains(first, "file="); got != tc.wantPos {
+				t.Errorf("file= present %v, want %v: %s", got, tc.wantPos, first)
+			}
+			if !tc.wantPos && !strings.HasPrefix(first, "::error title=") {
+				t.Errorf("want a plain ::error title=… annotation: %s", first)
+			}
+		})
+	}
+}

@@ -360,8 +360,14 @@ func pos(g *graph.Graph, base string, pointer string) graph.Pos {
 	return graph.Pos{}
 }
 
-// posEither prefers the new contract and falls back to the old one.
+// posEither prefers the new contract and falls back to the old one (a
+// node the new contract no longer has). When the new side carries no
+// positions at all (read from graph.json) it returns the zero Pos: an old
+// file's line would point at the wrong place in the file under review.
 func (c *comparer) posEither(base, pointer string) graph.Pos {
+	if len(c.new.Sources) == 0 {
+		return graph.Pos{}
+	}
 	if p := pos(c.new, base, pointer); p.IsValid() {
 		return p
 	}
