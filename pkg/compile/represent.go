@@ -29,7 +29,7 @@ func (c *compiler) checkRepresentable(v cue.Value, op cue.Op, args []cue.Value, 
 	if c.seen == nil {
 		c.seen = map[string]bool{}
 	}
-	w := &repWalker{c: c, node: node, seen: c.seen}
+	w := &repWalker{c: c, node: node, seen: c.seen, roots: []cue.Path{v.Path()}}
 	w.walkExpr(v, op, args, 0)
 	return w.found
 }
@@ -39,6 +39,11 @@ type repWalker struct {
 	node  string
 	seen  map[string]bool
 	found bool
+	// roots are the paths of the values being walked: the schema node
+	// and each referenced declaration on the way down. A reference to a
+	// regular field under one of them is a reference to a sibling value.
+	roots []cue.Path
+	deep  bool // the depth limit was reported
 }
 
 const maxRepDepth = 200
@@ -53,12 +58,74 @@ func (w *repWalker) problem(at cue.Value, format string, args ...any) {
 		w.node, fmt.Sprintf(format, args...))
 }
 
+// fail reports a problem whose message is not the "has no JSON Schema
+// equivalent" sentence.
+func (w *repWalker) fail(at cue.Value, format string, args ...any) {
+	w.found = true
+	pos := w.c.relPos(at.Pos())
+	if !pos.IsValid() || strings.HasPrefix(pos.File, "cue.mod/") || strings.HasPrefix(pos.File, "../") {
+		pos = w.c.index.lookup(w.node)
+	}
+	w.c.report(pos, "unrepresentable", "%s: %s", w.node, fmt.Sprintf(format, args...))
+}
+
 func (w *repWalker) walk(v cue.Value, depth int) {
 	if depth > maxRepDepth {
+		if !w.deep {
+			w.deep = true
+			w.fail(v, "the schema is too deeply nested to check (more than %d levels); every constraint must be checked before it is compiled, so split it into definitions", maxRepDepth)
+		}
 		return
 	}
 	op, args := v.Expr()
 	w.walkExpr(v, op, args, depth)
+}
+
+// underRoot reports whether path p lies strictly under one of the roots.
+func (w *repWalker) underRoot(p cue.Path) bool {
+	ps := p.Selectors()
+	for _, r := range w.roots {
+		rs := r.Selectors()
+		if len(rs) == 0 || len(rs) >= len(ps) {
+			continue
+		}
+		same := true
+		for i := range rs {
+			if rs[i].String() != ps[i].String() {
+				same = false
+				break
+			}
+		}
+		if same {
+			return true
+		}
+	}
+	return false
+}
+
+// builtinPackage reports the import path of pkg when it is one of CUE's
+// builtin packages (no dot in its first path element), else "".
+func builtinPackage(pkg cue.Value) string {
+	bi := pkg.BuildInstance()
+	if bi == nil || bi.ImportPath == "" {
+		return ""
+	}
+	first, _, _ := strings.Cut(bi.ImportPath, "/")
+	if strings.Contains(first, ".") {
+		return ""
+	}
+	return bi.ImportPath
+}
+
+// builtinDecisions says why a builtin validator used as a type has no
+// JSON Schema equivalent. time.Time is mapped (format "date-time", like
+// time.Format(time.RFC3339)); list.UniqueItems is mapped by Generate.
+var builtinDecisions = map[string]string{
+	"net.IP":     `it accepts IPv4 and IPv6 text and byte lists; JSON Schema's "ipv4"/"ipv6" formats are annotations our validators do not assert, and their grammars differ; use a regular expression`,
+	"net.IPv4":   `it accepts byte lists too, and the "ipv4" format is an annotation our validators do not assert; use a regular expression`,
+	"net.IPv6":   `the "ipv6" format is an annotation our validators do not assert, and Go's parser differs from RFC 4291's grammar; use a regular expression`,
+	"net.FQDN":   `the "hostname" format is an annotation our validators do not assert, and it refuses a trailing dot FQDN accepts; use a regular expression`,
+	"uuid.Valid": `it also accepts "urn:uuid:", braced and unhyphenated forms; the "uuid" format is an annotation our validators do not assert; use =~"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"`,
 }
 
 func (w *repWalker) walkExpr(v cue.Value, op cue.Op, args []cue.Value, depth int) {
@@ -73,6 +140,22 @@ func (w *repWalker) walkExpr(v cue.Value, op cue.Op, args []cue.Value, depth int
 				}
 			}
 			target := pkg.LookupPath(path)
+			if ip := builtinPackage(pkg); ip != "" {
+				name := ip + "." + path.String()
+				switch {
+				case name == "time.Time", target.Exists() && target.IsConcrete():
+					w.number(target)
+				case builtinDecisions[name] != "":
+					w.fail(v, "%s has no exact JSON Schema 2020-12 equivalent: %s", name, builtinDecisions[name])
+				default:
+					w.problem(v, "the builtin %s", name)
+				}
+				return
+			}
+			if sels := path.Selectors(); len(sels) > 0 && !sels[len(sels)-1].IsDefinition() && w.underRoot(path) {
+				w.fail(v, "the reference to %v, a field of the same schema: a reference to a sibling value cannot be expressed in JSON Schema (CUE requires both fields to be equal); repeat the constraint, or name it as a definition and refer to that", path)
+				return
+			}
 			if !target.Exists() {
 				// An optional field (#T.opt) is not found by LookupPath;
 				// its value is v itself.
@@ -83,7 +166,9 @@ func (w *repWalker) walkExpr(v cue.Value, op cue.Op, args []cue.Value, depth int
 				return
 			}
 			w.seen[key] = true
+			w.roots = append(w.roots, path)
 			w.walk(target, depth+1)
+			w.roots = w.roots[:len(w.roots)-1]
 			return
 		}
 	case cue.AndOp:
@@ -107,15 +192,15 @@ func (w *repWalker) walkExpr(v cue.Value, op cue.Op, args []cue.Value, depth int
 			w.problem(v, "a regular expression that is not a concrete string (%v)", v)
 			return
 		}
-		if feat := goOnlyRegexp(re); feat != "" {
-			w.problem(v, "the regular expression %q (Go-only syntax %s; JSON Schema patterns are ECMA-262)", re, feat)
-		}
+		w.regexp(v, re)
 		return
 	case cue.EqualOp, cue.NotEqualOp:
 		if len(args) > 1 {
 			w.problem(v, "the comparison %v between two values", v)
 		} else if !args[0].IsConcrete() {
 			w.problem(v, "the comparison %v with a non-concrete value", v)
+		} else {
+			w.number(args[0])
 		}
 		return
 	case cue.LessThanOp, cue.LessThanEqualOp, cue.GreaterThanOp, cue.GreaterThanEqualOp:
@@ -125,6 +210,9 @@ func (w *repWalker) walkExpr(v cue.Value, op cue.Op, args []cue.Value, depth int
 		}
 		switch args[0].Kind() {
 		case cue.IntKind, cue.FloatKind, cue.NumberKind:
+			if w.number(args[0]) {
+				return
+			}
 			if _, err := args[0].Float64(); err != nil {
 				w.problem(v, "the bound %v (not a concrete number)", v)
 			}
@@ -139,12 +227,24 @@ func (w *repWalker) walkExpr(v cue.Value, op cue.Op, args []cue.Value, depth int
 		return
 	default:
 		if v.IsConcrete() {
+			w.concrete(v, depth)
 			return
 		}
 		switch v.IncompleteKind() {
 		case cue.StructKind, cue.ListKind:
 		default:
 			w.problem(v, "the computed expression %v", v)
+			return
+		}
+	}
+	if k := v.IncompleteKind(); k != cue.TopKind && k&cue.BytesKind != 0 {
+		w.problem(v, "the bytes type %v (JSON has no bytes; use string, e.g. with a base64 pattern)", v)
+		return
+	}
+	if v.IsConcrete() {
+		switch v.Kind() {
+		case cue.IntKind, cue.FloatKind, cue.NumberKind:
+			w.number(v)
 			return
 		}
 	}
@@ -166,6 +266,10 @@ func (w *repWalker) structure(v cue.Value, depth int) {
 		if sel.ConstraintType() == cue.PatternConstraint {
 			if !representablePattern(sel.Pattern()) {
 				w.problem(iter.Value(), "the label constraint [%v]", sel.Pattern())
+			} else if op, args := sel.Pattern().Expr(); op == cue.RegexMatchOp && len(args) == 1 {
+				if re, err := args[0].String(); err == nil {
+					w.regexp(iter.Value(), re)
+				}
 			}
 		}
 		w.walk(iter.Value(), depth+1)
@@ -217,6 +321,7 @@ func (w *repWalker) call(v cue.Value, args []cue.Value, depth int) {
 	case "math.MultipleOf":
 		if len(args) != 2 {
 			w.problem(v, "%v (expects one argument)", v)
+		} else if w.number(args[1]) {
 		} else if _, err := args[1].Float64(); err != nil {
 			w.problem(v, "%v (the argument is not a concrete number)", v)
 		}
@@ -331,13 +436,50 @@ func representablePattern(p cue.Value) bool {
 	return p.Unify(sv).Subsume(sv, cue.Final()) == nil
 }
 
-// goOnlyRegexp names RE2 syntax that ECMA-262 (JSON Schema's regex
-// dialect) does not share, or returns "".
-func goOnlyRegexp(re string) string {
-	for _, f := range []string{`(?i`, `(?m`, `(?s`, `(?U`, `(?P<`, `\A`, `\z`, `\Q`, `[[:`, `\pL`, `\PL`} {
-		if strings.Contains(re, f) {
-			return f
+// regexp checks a regular expression of the schema (see regexpProblem).
+func (w *repWalker) regexp(at cue.Value, re string) {
+	if msg := regexpProblem(re); msg != "" {
+		w.fail(at, "the regular expression %q %s", re, msg)
+	}
+}
+
+// number refuses a concrete number canonical JSON would change (see
+// numberProblem) and reports whether it did.
+func (w *repWalker) number(v cue.Value) bool {
+	if msg := numberProblem(v); msg != "" {
+		w.fail(v, "%s", msg)
+		return true
+	}
+	return false
+}
+
+// concrete checks the numbers and bytes of a concrete value (a const or
+// enum value of the schema).
+func (w *repWalker) concrete(v cue.Value, depth int) {
+	if depth > maxRepDepth {
+		w.walk(v, depth)
+		return
+	}
+	switch v.Kind() {
+	case cue.IntKind, cue.FloatKind, cue.NumberKind:
+		w.number(v)
+	case cue.BytesKind:
+		w.problem(v, "the bytes value %v (JSON has no bytes)", v)
+	case cue.StructKind:
+		iter, err := v.Fields()
+		if err != nil {
+			return
+		}
+		for iter.Next() {
+			w.concrete(iter.Value(), depth+1)
+		}
+	case cue.ListKind:
+		iter, err := v.List()
+		if err != nil {
+			return
+		}
+		for iter.Next() {
+			w.concrete(iter.Value(), depth+1)
 		}
 	}
-	return ""
 }

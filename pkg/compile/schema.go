@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -61,6 +62,15 @@ func (c *compiler) schemaFor(v cue.Value, node string) graph.Digest {
 		c.report(c.index.lookup(node), "json-schema", "%s: cannot generate JSON Schema: %v%s", node, oneLine(err), hint)
 		return ""
 	}
+	var probs []string
+	literalProblems(doc, &probs)
+	if len(probs) > 0 {
+		slices.Sort(probs)
+		for _, p := range slices.Compact(probs) {
+			c.report(c.index.lookup(node), "unrepresentable", "%s: %s", node, p)
+		}
+		return ""
+	}
 	d := c.store(doc, node)
 	if key != "" && d != "" && len(c.diags) == before {
 		c.schemaCache()[key] = d
@@ -79,7 +89,23 @@ func (c *compiler) store(doc map[string]any, node string) graph.Digest {
 
 // generate runs encoding/jsonschema.Generate and normalises its output.
 func (c *compiler) generate(v cue.Value) (map[string]any, error) {
-	expr, err := jsonschema.Generate(v, &jsonschema.GenerateConfig{Version: jsonschema.VersionDraft2020_12})
+	// The value each $defs entry was generated from, so the entry can be
+	// fixed up with it (see schemaFixer).
+	defVals := map[string]cue.Value{}
+	builtins := map[string]string{} // $defs name → builtin (time.Time)
+	cfg := &jsonschema.GenerateConfig{
+		Version: jsonschema.VersionDraft2020_12,
+		NamesFunc: func(refs []*jsonschema.CUERef) {
+			jsonschema.DefaultNamesFunc(refs)
+			for _, r := range refs {
+				defVals[r.Name] = r.Inst.LookupPath(r.Path)
+				if ip := builtinPackage(r.Inst); ip != "" {
+					builtins[r.Name] = ip + "." + r.Path.String()
+				}
+			}
+		},
+	}
+	expr, err := jsonschema.Generate(v, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -100,6 +126,8 @@ func (c *compiler) generate(v cue.Value) (map[string]any, error) {
 		return nil, fmt.Errorf("generator returned %T, not an object", tree)
 	}
 	n := normalizer{docs: c.schemaDocs}
+	doc = n.schema(doc).(map[string]any)
+	fixSchema(doc, v, defVals, builtins)
 	return n.document(doc), nil
 }
 
@@ -251,8 +279,72 @@ func (n normalizer) schema(s any) any {
 		}
 	}
 	n.mergeAllOf(m)
+	sortUnordered(m)
 	return m
 }
+
+// sortUnordered sorts the values of keywords whose order carries no
+// meaning (enum values, anyOf/oneOf arms, a "type" list) by their canonical
+// bytes, so that the order disjuncts are written in CUE never reaches the
+// schema. allOf members are ordered by mergeAllOf.
+func sortUnordered(m map[string]any) {
+	for _, k := range []string{"enum", "anyOf", "oneOf", "type"} {
+		if l, ok := m[k].([]any); ok {
+			sortByCanonical(l)
+		}
+	}
+}
+
+func sortByCanonical(l []any) {
+	keys := make(map[int]string, len(l))
+	idx := make([]int, len(l))
+	for i, e := range l {
+		b, _ := graph.CanonicalSchema(e)
+		keys[i] = string(b)
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
+	sorted := make([]any, len(l))
+	for i, j := range idx {
+		sorted[i] = l[j]
+	}
+	copy(l, sorted)
+}
+
+// explode splits schema e into parts that apply independently (allOf of
+// the parts accepts what e accepts): each keyword alone, except keywords
+// of one neighbour group, which stay together. A schema holding a keyword
+// that must not move is one part.
+func explode(e map[string]any) []any {
+	for k := range e {
+		if neverMerged[k] {
+			return []any{e}
+		}
+	}
+	grouped := map[string]bool{}
+	var parts []any
+	for _, group := range neighbourGroups {
+		part := map[string]any{}
+		for _, k := range group {
+			if v, ok := e[k]; ok {
+				part[k] = v
+				grouped[k] = true
+			}
+		}
+		if len(part) > 0 {
+			parts = append(parts, part)
+		}
+	}
+	for k, v := range e {
+		if !grouped[k] {
+			parts = append(parts, map[string]any{k: v})
+		}
+	}
+	return parts
+}
+
+// pinned keywords stay in the enclosing schema when its allOf is rebuilt.
+var pinned = map[string]bool{"$schema": true, "$id": true, "$anchor": true, "$dynamicAnchor": true, "$defs": true, "$comment": true, "description": true, "title": true}
 
 // stripDocs removes doc paragraphs of the contract language from d.
 func (n normalizer) stripDocs(d string) string {
@@ -302,8 +394,35 @@ func (n normalizer) mergeAllOf(m map[string]any) {
 		}
 	}
 	flatten(list)
-	var rest []any
+	// The result must not depend on the order of the members (nor on
+	// which keywords Generate happened to put in the enclosing schema:
+	// =~"a" & =~"b" and =~"b" & =~"a" differ there), so the enclosing
+	// schema's own keywords and every member are split into independent
+	// parts, sorted by their canonical bytes and merged back in that
+	// order; parts that cannot be merged stay in allOf, sorted too.
+	_, ue := m["unevaluatedProperties"]
+	_, ui := m["unevaluatedItems"]
+	var parts []any
+	if !ue && !ui {
+		own := map[string]any{}
+		for k, v := range m {
+			if !pinned[k] {
+				own[k] = v
+				delete(m, k)
+			}
+		}
+		parts = explode(own)
+	}
 	for _, e := range flat {
+		if em, ok := e.(map[string]any); ok {
+			parts = append(parts, explode(em)...)
+		} else {
+			parts = append(parts, e)
+		}
+	}
+	sortByCanonical(parts)
+	var rest []any
+	for _, e := range parts {
 		em, ok := e.(map[string]any)
 		if !ok || !mergeInto(m, em) {
 			rest = append(rest, e)
