@@ -6,8 +6,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -121,8 +124,8 @@ func keyed(canonical []byte) map[string]any {
 		}
 		return fmt.Sprint(m[k])
 	}
-	byKey := func(list any, key func(map[string]any) string, inner func(map[string]any)) map[string]any {
-		out := map[string]any{}
+	byKey := func(list any, key func(map[string]any) string, inner func(map[string]any)) rows {
+		out := rows{}
 		rows, _ := list.([]any)
 		for i, row := range rows {
 			m, ok := row.(map[string]any)
@@ -141,11 +144,11 @@ func keyed(canonical []byte) map[string]any {
 		}
 		return out
 	}
-	set := func(list any, key func(any) string) map[string]any {
-		out := map[string]any{}
+	set := func(list any, key func(any) string) rowSet {
+		out := rowSet{}
 		rows, _ := list.([]any)
 		for _, row := range rows {
-			out["["+key(row)+"]"] = true
+			out["["+key(row)+"]"] = member{}
 		}
 		return out
 	}
@@ -191,8 +194,20 @@ func (r *diffReporter) Report(rs cmp.Result) {
 	if rs.Equal() {
 		return
 	}
-	p := formatPath(r.path)
 	vx, vy := r.path.Last().Values()
+	if mi, ok := r.path.Last().(cmp.MapIndex); ok && mi.Type() == reflect.TypeFor[member]() {
+		// A set member added or removed: "+operations[contract t.get].http: GET /t/{id}".
+		p := formatPath(r.path[:len(r.path)-1])
+		k := strings.TrimSuffix(strings.TrimPrefix(fmt.Sprint(mi.Key().Interface()), "["), "]")
+		if vx.IsValid() {
+			r.lines = append(r.lines, "-"+p+": "+k)
+		}
+		if vy.IsValid() {
+			r.lines = append(r.lines, "+"+p+": "+k)
+		}
+		return
+	}
+	p := formatPath(r.path)
 	if vx.IsValid() {
 		r.lines = append(r.lines, "-"+p+": "+formatValue(vx.Interface()))
 	}
@@ -224,12 +239,55 @@ func formatPath(p cmp.Path) string {
 	return b.String()
 }
 
+// rows are manifest rows keyed by identity ("[GET /items/{id}]"); rowSet
+// is a list of plain values (HTTP rows, extensions, realtime contract names)
+// kept as a set of its members' labels. Both render as readable lists.
+type (
+	rows   map[string]any
+	rowSet map[string]member
+	member struct{}
+)
+
+// readable turns a keyed tree back into plain JSON values: rows become
+// lists of rows in key order, sets lists of their labels ("GET /address").
+func readable(v any) any {
+	switch x := v.(type) {
+	case rows:
+		out := make([]any, 0, len(x))
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			out = append(out, readable(x[k]))
+		}
+		return out
+	case rowSet:
+		out := make([]any, 0, len(x))
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			out = append(out, strings.TrimSuffix(strings.TrimPrefix(k, "["), "]"))
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = readable(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = readable(e)
+		}
+		return out
+	}
+	return v
+}
+
 func formatValue(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(readable(v)); err != nil {
 		return fmt.Sprint(v)
 	}
-	return string(b)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // capDiff truncates s to at most max bytes at a line or rune boundary,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -126,7 +127,7 @@ func TestDiffIsCapped(t *testing.T) {
 	if len(diff) > MaxDiffBytes || !utf8.ValidString(diff) || !strings.Contains(diff, "diff truncated") {
 		t.Errorf("diff of %d bytes, valid UTF-8 %v:\n%s", len(diff), utf8.ValidString(diff), diff[len(diff)-200:])
 	}
-	if !strings.HasPrefix(diff, "+extensions[HTTP route-ü-000]: true") {
+	if !strings.HasPrefix(diff, "+extensions: HTTP route-ü-000\n") {
 		t.Errorf("diff starts %q", diff[:80])
 	}
 }
@@ -205,3 +206,35 @@ func TestEmptyRealtimeContract(t *testing.T) {
 }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+// Sets (HTTP rows, extensions, realtime contract names) read as lists in a
+// drift report: "GET /items/{id}", never {"[GET /items/{id}]":true}.
+func TestCompareManifestReadableSets(t *testing.T) {
+	want := build(t, itemsGraph(t, "number", false), nil)
+	got := build(t, itemsGraph(t, "number", false), nil)
+	i := slices.IndexFunc(got.Operations, func(o Operation) bool { return o.Action == "read" })
+	got.Operations[i].HTTP = []HTTPRow{{Method: "GET", Path: "/items/by-id/{id}"}}
+	added := got.Operations[i]
+	added.Action = "fetch"
+	got.Operations = append(got.Operations, added)
+	got.RealtimeContracts = append(got.RealtimeContracts, "board<1>")
+	diff, equal := CompareManifest(want, got)
+	if equal {
+		t.Fatal("equal")
+	}
+	for _, line := range []string{
+		"-operations[contract items.read].http: GET /items/{id}",
+		"+operations[contract items.read].http: GET /items/by-id/{id}",
+		`"http":["GET /items/by-id/{id}"]`,
+		"+realtimeContracts: board<1>",
+	} {
+		if !strings.Contains(diff, line) {
+			t.Errorf("diff lacks %q:\n%s", line, diff)
+		}
+	}
+	for _, internal := range []string{`":true`, `"[`, `\u003c`} {
+		if strings.Contains(diff, internal) {
+			t.Errorf("diff shows the internal form %q:\n%s", internal, diff)
+		}
+	}
+}
