@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -201,6 +202,10 @@ func lookupPointer(root any, ref string) any {
 	}
 	cur := root
 	for _, tok := range strings.Split(strings.TrimPrefix(p, "/"), "/") {
+		// A $ref is a URI: its fragment is percent-encoded ("#/$defs/%C3%9C").
+		if u, err := url.PathUnescape(tok); err == nil {
+			tok = u
+		}
 		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
 		switch c := cur.(type) {
 		case map[string]any:

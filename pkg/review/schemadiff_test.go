@@ -17,6 +17,10 @@ func TestSchemaDiff(t *testing.T) {
 		want     []string
 	}{
 		{"no change", Request, `{"type":"string"}`, `{"type":"string"}`, nil},
+		{"root ref to a non-ASCII definition (percent-encoded pointer)", Request,
+			`{"$defs":{"Ü":{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}},"$ref":"#/$defs/%C3%9C","type":"object"}`,
+			`{"$defs":{"Ü":{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}},"required":["a","b"]}},"$ref":"#/$defs/%C3%9C","type":"object"}`,
+			[]string{"breaking request-required-property-added /properties/b"}},
 		{"required added", Request,
 			`{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`,
 			`{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}},"required":["a","b"]}`,
