@@ -104,6 +104,9 @@ func (c *compiler) build() *graph.Graph {
 
 	errs := field(c.root, "errors")
 	for _, code := range keys(errs) {
+		if c.isBroken(join("errors", code)) {
+			continue
+		}
 		e := field(errs, code)
 		status, _ := field(e, "status").Int64()
 		g.Errors = append(g.Errors, graph.ErrorCode{Code: code, Status: int(status), Message: str(e, "message")})
@@ -114,10 +117,20 @@ func (c *compiler) build() *graph.Graph {
 	for _, name := range keys(services) {
 		sv := field(services, name)
 		sp := join("services", name)
+		if c.serviceBroken(sp) {
+			c.skip(name + ".*")
+			continue
+		}
 		c.source(sp)
 		s := graph.Service{Name: name, Prefix: str(sv, "prefix"), Scope: str(sv, "scope"), Operations: []graph.Operation{}}
 		if s.Prefix == "" {
 			s.Prefix = "/" + name
+		}
+		if seg := uncleanSegment(s.Prefix); seg != "" {
+			c.report(c.index.lookup(join(sp, "prefix")), "path-clean", "%s: prefix %q has a %q segment; net/http serves only clean paths: remove it", sp, s.Prefix, seg)
+		}
+		if name == "runtime" {
+			c.report(c.index.lookup(sp), "service-name", "%s: the service name \"runtime\" is reserved (selection patterns name runtime tools as runtime.NAME): rename the service", sp)
 		}
 		if s.Scope == "" {
 			s.Scope = "public"
@@ -125,6 +138,10 @@ func (c *compiler) build() *graph.Graph {
 		serviceMeta := mergeMeta(contractMeta, c.meta(field(sv, "meta")))
 		ops := field(sv, "operations")
 		for _, action := range keys(ops) {
+			if c.isBroken(join(sp, "operations", action)) {
+				c.skip(name + "." + action)
+				continue
+			}
 			s.Operations = append(s.Operations, c.operation(&s, action, field(ops, action), join(sp, "operations", action), serviceMeta))
 		}
 		g.Services = append(g.Services, s)
@@ -134,6 +151,10 @@ func (c *compiler) build() *graph.Graph {
 	for _, name := range keys(rts) {
 		rv := field(rts, name)
 		np := join("runtimeTools", name)
+		if c.isBroken(np) {
+			c.skip("runtime." + name)
+			continue
+		}
 		c.source(np)
 		id := field(rv, "identity")
 		rt := graph.RuntimeTool{
@@ -160,6 +181,9 @@ func (c *compiler) build() *graph.Graph {
 	for _, name := range keys(cmds) {
 		cv := field(cmds, name)
 		np := join("cliCommands", name)
+		if c.isBroken(np) {
+			continue
+		}
 		c.source(np)
 		g.CliCommands = append(g.CliCommands, graph.CliCommand{
 			Name: name, Desc: str(cv, "desc"),
@@ -167,13 +191,20 @@ func (c *compiler) build() *graph.Graph {
 		})
 	}
 
-	c.surfaces()
-	c.policy()
+	if c.isBroken("surfaces") || c.isBroken("policy") {
+		c.skipSurfaces = true
+	} else {
+		c.surfaces()
+		c.policy()
+	}
 
 	rt := field(c.root, "realtime")
 	for _, name := range keys(rt) {
 		rv := field(rt, name)
 		np := join("realtime", name)
+		if c.isBroken(np) {
+			continue
+		}
 		c.source(np)
 		rc := graph.RealtimeContract{Name: name, ServerToClient: []graph.Event{}, ClientToServer: []graph.Event{}}
 		for _, dir := range []string{graph.ServerToClient, graph.ClientToServer} {
@@ -203,6 +234,21 @@ func (c *compiler) build() *graph.Graph {
 	return g
 }
 
+// serviceBroken reports whether CUE reported an error in the service at
+// sp itself (its name, prefix, scope or meta) rather than only inside some
+// of its operations.
+func (c *compiler) serviceBroken(sp string) bool {
+	if c.errAt[sp] || c.errAt[join(sp, "operations")] {
+		return true
+	}
+	for _, f := range []string{"prefix", "scope", "meta"} {
+		if c.isBroken(join(sp, f)) {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *compiler) operation(s *graph.Service, action string, ov cue.Value, np string, serviceMeta map[string]json.RawMessage) graph.Operation {
 	c.source(np)
 	op := graph.Operation{
@@ -218,6 +264,11 @@ func (c *compiler) operation(s *graph.Service, action string, ov cue.Value, np s
 	}
 	if op.Scope == "" {
 		op.Scope = s.Scope
+	}
+	if op.Method == "HEAD" && !field(ov, "expose").Exists() {
+		// HEAD is a raw HTTP route, never a tool: its default exposure
+		// is HTTP alone.
+		op.Expose = []graph.Transport{graph.HTTP}
 	}
 	if errs := strList(field(ov, "errors")); len(errs) > 0 {
 		graph.SortUTF16(errs)

@@ -2,7 +2,11 @@ package compile
 
 import (
 	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -14,6 +18,9 @@ import (
 // checkOperation runs the per-operation graph checks and synthesises
 // #params when the path has names and the operation declares none.
 func (c *compiler) checkOperation(op *graph.Operation, ov cue.Value, np string) {
+	if seg := uncleanSegment(op.Path); seg != "" {
+		c.report(c.index.lookup(join(np, "path")), "path-clean", "%s: path %q has a %q segment; net/http serves only clean paths: remove it", np, op.Path, seg)
+	}
 	names := graph.PathNames(op.Path)
 	seen := map[string]bool{}
 	for _, n := range names {
@@ -65,6 +72,9 @@ func (c *compiler) checkOperation(op *graph.Operation, ov cue.Value, np string) 
 		c.report(c.index.lookup(join(np, "expose")), "head-tool", "%s: HEAD operations are HTTP-only and never tools; set expose: [\"HTTP\"]", np)
 	}
 	for i, code := range strList(field(ov, "errors")) {
+		if c.isBroken(join("errors", code)) {
+			continue // reported by CUE
+		}
 		if c.root.LookupPath(cue.MakePath(cue.Str("errors"), cue.Str(code))).Exists() {
 			continue
 		}
@@ -135,6 +145,7 @@ func (c *compiler) checks() {
 		}
 		routes[key] = op
 	}
+	c.checkServeMux(routes)
 	// Framework codes keep their status.
 	for _, e := range g.Errors {
 		if fw, ok := graph.FrameworkError(e.Code); ok && fw.Status != e.Status {
@@ -157,6 +168,90 @@ func (c *compiler) checks() {
 	c.checkSurfaces()
 }
 
+// uncleanSegment returns the first "." or ".." segment of p, or "".
+func uncleanSegment(p string) string {
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "." || seg == ".." {
+			return seg
+		}
+	}
+	return ""
+}
+
+// headGetPair reports whether one of a and b is a HEAD and the other a
+// GET operation.
+func headGetPair(a, b *graph.Operation) bool {
+	return a.Method == "HEAD" && b.Method == "GET" || a.Method == "GET" && b.Method == "HEAD"
+}
+
+// conflictRE finds the other pattern in a net/http.ServeMux conflict panic.
+var (
+	conflictRE = regexp.MustCompile(`conflicts with pattern ("(?:[^"\\]|\\.)*")`)
+	likeRE     = regexp.MustCompile(`like ("(?:[^"\\]|\\.)*")`)
+)
+
+// checkServeMux registers every HTTP route of the graph (the projection
+// the HTTP mount serves, project.HTTPRoutes) in a fresh net/http.ServeMux
+// — the oracle for what the mount can serve — and reports each pattern the
+// mux refuses: two routes that match some of the same requests with
+// neither more specific (GET /{id}/b and GET /a/{id}), or an unclean path.
+// Routes already reported as duplicates (in keep, by method and shape) are
+// not registered twice.
+func (c *compiler) checkServeMux(keep map[string]*graph.Operation) {
+	mux := http.NewServeMux()
+	byPattern := map[string]*graph.Operation{}
+	noop := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	for _, r := range project.HTTPRoutes(c.g, project.HTTPOptions{}) {
+		names := graph.PathNames(r.Path)
+		if keep[r.Method+" "+graph.PathShape(r.Path)] != r.Op || uncleanSegment(r.Path) != "" ||
+			len(slices.Compact(slices.Sorted(slices.Values(names)))) != len(names) {
+			continue // a duplicate route or parameter, or an unclean path: reported already
+		}
+		pattern := r.Pattern()
+		msg := func() (msg string) {
+			defer func() {
+				if p := recover(); p != nil {
+					msg = fmt.Sprint(p)
+				}
+			}()
+			mux.Handle(pattern, noop)
+			return ""
+		}()
+		if msg == "" {
+			byPattern[pattern] = r.Op
+			continue
+		}
+		np := join("services", r.Op.Service, "operations", r.Op.Action)
+		if m := conflictRE.FindStringSubmatch(msg); m != nil {
+			other, _ := strconv.Unquote(m[1])
+			if o := byPattern[other]; o != nil && headGetPair(r.Op, o) {
+				// HEAD /x/{id} next to GET /x/search: a HEAD request
+				// for /x/search is ambiguous. ServeMux refuses the pair,
+				// but the GET route serves HEAD by itself, so whether
+				// this breaks depends on how the HTTP mount registers
+				// explicit HEAD operations: a warning (see Warnings).
+				continue
+			}
+			if o := byPattern[other]; o != nil {
+				why := ""
+				if m := likeRE.FindStringSubmatch(msg); m != nil {
+					why = " such as " + m[1]
+				}
+				// Report at the operation written last, naming both.
+				this, that, thisPat, thatPat := r.Op, o, pattern, other
+				onp := join("services", o.Service, "operations", o.Action)
+				if posLess(c.index.lookup(join(np, "path")), c.index.lookup(join(onp, "path"))) {
+					this, that, thisPat, thatPat, np = o, r.Op, other, pattern, onp
+				}
+				c.report(c.index.lookup(join(np, "path")), "route-conflict", "%s: route %s of %s conflicts with route %s of %s: both match some paths%s and neither is more specific, so net/http.ServeMux refuses them; change one path or method",
+					np, thisPat, this.ID(), thatPat, that.ID(), why)
+				continue
+			}
+		}
+		c.report(c.index.lookup(join(np, "path")), "route-conflict", "%s: net/http.ServeMux refuses route %s of %s: %s", np, pattern, r.Op.ID(), strings.ReplaceAll(msg, "\n", " "))
+	}
+}
+
 // checkSurfaces projects the tool surfaces with pkg/project — the one
 // projector, which alone decides surface membership and tool names — and
 // turns every problem it reports into a positioned diagnostic: selection
@@ -165,6 +260,9 @@ func (c *compiler) checks() {
 // found on several surfaces (a collision on MCP and AGENT) is reported
 // once, listing them.
 func (c *compiler) checkSurfaces() {
+	if c.skipSurfaces {
+		return // CUE reported errors in surfaces or policy
+	}
 	_, err := project.ToolSurfaces(c.g)
 	if err == nil {
 		return
@@ -181,6 +279,9 @@ func (c *compiler) checkSurfaces() {
 	groups := map[string]*group{}
 	var order []string
 	for _, e := range es {
+		if (e.Kind == project.SelectionUnknown || e.Kind == project.SelectionNotExposed) && c.skippedPattern(e.Pattern) {
+			continue // names a node CUE reported errors in
+		}
 		cause := ""
 		if e.Err != nil {
 			cause = e.Err.Error()
@@ -221,6 +322,13 @@ func (c *compiler) checkSurfaces() {
 			c.report(c.latestPos(e.Nodes), string(e.Kind), "%s", e.Message)
 		}
 	}
+}
+
+// skippedPattern reports whether a literal selection pattern names a node
+// left out of the graph because of CUE errors.
+func (c *compiler) skippedPattern(pat string) bool {
+	svc, _, _ := strings.Cut(pat, ".")
+	return c.skipped[pat] || c.skipped[svc+".*"]
 }
 
 // patternPos is the position of pattern in the field ("include" or

@@ -28,6 +28,7 @@ package compile
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -42,6 +43,7 @@ import (
 	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/load"
 	"cuelang.org/go/cue/token"
 
@@ -209,7 +211,19 @@ func recoverInto(dir string, err *error) {
 	}
 }
 
+// vetOptions are the options plain `cue vet -c` validates with: every
+// regular field must be concrete, definitions and hidden fields are
+// checked but need not be concrete, and every error is reported (not only
+// the first one, as Value.Err does).
+var vetOptions = []cue.Option{cue.Attributes(true), cue.Definitions(true), cue.Hidden(true), cue.Concrete(true)}
+
 // compile loads the package of cfg.Dir and builds the graph.
+//
+// CUE errors do not hide the graph checks: the graph is built from every
+// node whose own value is error-free (an operation, a service's own
+// fields, a runtime tool, ...), the broken ones are skipped, and the graph
+// checks run on what is left, so one run reports everything a user must
+// fix. A graph is returned only when there is no diagnostic at all.
 func compile(ctx context.Context, display, abs string, cfg *load.Config) (*graph.Graph, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -222,40 +236,50 @@ func compile(ctx context.Context, display, abs string, cfg *load.Config) (*graph
 	c := &compiler{dir: abs, display: display}
 	c.index = newPosIndex(abs, inst.Files)
 	if inst.Err != nil {
-		c.cueErrors(inst.Err)
+		c.loadErrors(inst, cfg)
 		return nil, c.result()
 	}
+	c.orphanedFiles(inst)
 	cctx := cuecontext.New()
 	v := cctx.BuildInstance(inst)
 	contract, cerr := contractDefinition(cctx, inst, cfg)
-	if err := v.Err(); err != nil {
-		c.closed, c.contract = v, contract
-		c.cueErrors(err)
-		return nil, c.result()
-	}
 	if cerr != nil {
+		if err := v.Err(); err != nil {
+			c.cueErrors(err)
+			return nil, c.result()
+		}
 		return nil, fmt.Errorf("contract %s: loading %s: %w", display, schemaImportPath, cerr)
 	}
 	files := c.userFiles(inst.Files)
-	if !referencesContract(files) {
+	aliases := schemaAliases(files)
+	if !referencesContract(files, aliases) {
 		c.report(c.packagePos(files), "contract-root", "contract root must unify with schema.#Contract: import %q and write the root as schema.#Contract & { ... }", schemaImportPath)
 	}
 	// Close the root whatever form it was written in: a bare embedded
 	// schema.#Contract leaves the package open under CUE's embedding
-	// rules, and a root that forgot it is not checked at all. Unifying
-	// with the definition itself reports every unknown field ("field not
-	// allowed") at the user's label. The recommended form is closed by CUE
-	// already and skips the (whole-tree) second unification.
-	if !closedForm(files) {
+	// rules, and a root that forgot it (or unifies with some other
+	// package's #Contract) is not checked at all. Unifying with the
+	// definition itself reports every unknown field ("field not allowed")
+	// at the user's label. The recommended form is closed by CUE already
+	// and skips the (whole-tree) second unification.
+	if !closedForm(files, aliases) {
 		v = v.Unify(contract)
 	}
 	c.closed, c.contract = v, contract
-	if err := v.Validate(cue.Concrete(true)); err != nil {
-		c.cueErrors(err)
-		return nil, c.result()
+	// v.Err() also reports (the first) error of a nested field; only an
+	// error without a path breaks the root itself. Validate reports every
+	// error.
+	var verr cueerrors.Error
+	for _, err := range []error{v.Err(), v.Validate(vetOptions...)} {
+		if err != nil {
+			verr = cueerrors.Append(verr, cueerrors.Promote(err, ""))
+		}
 	}
-	if len(c.diags) > 0 {
-		return nil, c.result()
+	if verr != nil {
+		c.cueErrors(verr)
+		if c.broken[""] {
+			return nil, c.result()
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -272,6 +296,141 @@ func compile(ctx context.Context, display, abs string, cfg *load.Config) (*graph
 		return nil, err
 	}
 	return g, nil
+}
+
+// isBroken reports whether CUE reported an error at node or below it (the
+// graph checks skip such nodes).
+func (c *compiler) isBroken(node string) bool { return c.broken[node] }
+
+// skip records that the node with selection key key is left out of the
+// graph.
+func (c *compiler) skip(key string) {
+	if c.skipped == nil {
+		c.skipped = map[string]bool{}
+	}
+	c.skipped[key] = true
+}
+
+// markBroken records the error path p and every parent of it.
+func (c *compiler) markBroken(p string) {
+	if c.broken == nil {
+		c.broken = map[string]bool{}
+		c.errAt = map[string]bool{}
+	}
+	c.errAt[p] = true
+	for {
+		c.broken[p] = true
+		i := strings.LastIndexByte(p, '.')
+		if i < 0 {
+			break
+		}
+		p = p[:i]
+	}
+	c.broken[""] = c.broken[""] || p == ""
+}
+
+// loadErrors reports a package that cannot be loaded: a module file without
+// a language version, missing imports (each of them), files without a
+// package clause.
+func (c *compiler) loadErrors(inst *build.Instance, cfg *load.Config) {
+	var nfe *load.NoFilesError
+	if errors.As(inst.Err, &nfe) || len(inst.IgnoredFiles) > 0 {
+		for _, f := range inst.IgnoredFiles {
+			if strings.Contains(fmt.Sprint(f.ExcludeReason), "no package name") {
+				c.report(graph.Pos{File: c.relFile(f.Filename), Line: 1, Col: 1}, "cue", "%s has no package clause: start the file with `package NAME` (the same name as the other contract files)", c.relFile(f.Filename))
+			}
+		}
+		if len(c.diags) > 0 {
+			return
+		}
+	}
+	importFailed := false
+	for _, e := range cueerrors.Errors(inst.Err) {
+		format, args := e.Msg()
+		if format == "import failed" {
+			importFailed = true
+			continue
+		}
+		msg := strings.TrimSpace(fmt.Sprintf(format, args...))
+		if msg == "" || format == "%s" && len(args) == 0 {
+			msg = strings.TrimSpace(e.Error())
+		}
+		pos := c.relPos(e.Position())
+		if !pos.IsValid() && strings.Contains(msg, "module.cue") {
+			pos = graph.Pos{File: c.relFile(c.moduleFile(cfg)), Line: 1, Col: 1}
+			if strings.Contains(msg, "language version") {
+				msg += fmt.Sprintf(": add language: version: %q", CUEVersion)
+			}
+		}
+		c.report(pos, "cue", "%s", msg)
+	}
+	if importFailed {
+		c.importErrors(inst, cfg)
+	}
+}
+
+// importErrors reports every import of the contract files that does not
+// resolve (CUE itself stops at the first one).
+func (c *compiler) importErrors(inst *build.Instance, cfg *load.Config) {
+	failed := map[string]error{}
+	n := len(c.diags)
+	for _, f := range c.userFiles(inst.Files) {
+		for spec := range f.ImportSpecs() {
+			ip, err := literal.Unquote(spec.Path.Value)
+			if err != nil {
+				continue
+			}
+			ferr, seen := failed[ip]
+			if !seen {
+				cp := *cfg
+				cp.Tags = nil
+				insts := load.Instances([]string{ip}, &cp)
+				if len(insts) == 1 && insts[0].Err != nil {
+					ferr = insts[0].Err
+				}
+				failed[ip] = ferr
+			}
+			if ferr != nil {
+				msg := ferr.Error()
+				if i := strings.Index(msg, "cannot find"); i >= 0 {
+					msg = msg[i:]
+				}
+				c.report(c.relPos(spec.Path.Pos()), "cue", "import %q failed: %s", ip, oneLine(errors.New(msg)))
+			}
+		}
+	}
+	if len(c.diags) == n {
+		c.report(graph.Pos{}, "cue", "%s", oneLine(inst.Err))
+	}
+}
+
+// orphanedFiles reports .cue files of the contract directory that CUE left
+// out of the package because they have no package clause.
+func (c *compiler) orphanedFiles(inst *build.Instance) {
+	for _, f := range append(slices.Clone(inst.IgnoredFiles), inst.OrphanedFiles...) {
+		if strings.Contains(fmt.Sprint(f.ExcludeReason), "no package name") {
+			c.report(graph.Pos{File: c.relFile(f.Filename), Line: 1, Col: 1}, "cue", "%s has no package clause, so CUE ignores it: start the file with `package %s`", c.relFile(f.Filename), inst.PkgName)
+		}
+	}
+}
+
+// moduleFile is the module.cue of the load.
+func (c *compiler) moduleFile(cfg *load.Config) string {
+	if cfg.ModuleRoot != "" {
+		return filepath.Join(cfg.ModuleRoot, "cue.mod", "module.cue")
+	}
+	if root, _ := findModule(c.dir); root != "" {
+		return filepath.Join(root, "cue.mod", "module.cue")
+	}
+	return "cue.mod/module.cue"
+}
+
+// relFile is file relative to the contract directory (slash-separated).
+func (c *compiler) relFile(file string) string {
+	if rel, err := filepath.Rel(c.dir, file); err == nil {
+		file = rel
+	}
+	return filepath.ToSlash(file)
 }
 
 // schemaImportPath is the import path of the contract language.
@@ -330,12 +489,58 @@ func (c *compiler) userFiles(files []*ast.File) []*ast.File {
 	return out
 }
 
+// schemaAliases maps each contract file to the names under which it
+// imports the contract language (stitchkit.dev/stitchkit/schema): the
+// import's alias, else its package name.
+func schemaAliases(files []*ast.File) map[*ast.File]map[string]bool {
+	out := map[*ast.File]map[string]bool{}
+	for _, f := range files {
+		for spec := range f.ImportSpecs() {
+			raw, err := literal.Unquote(spec.Path.Value)
+			if err != nil {
+				continue
+			}
+			ip := ast.ParseImportPath(raw)
+			if ip.Path != schemaImportPath {
+				continue
+			}
+			name := ip.Qualifier
+			if spec.Name != nil {
+				name = spec.Name.Name
+			}
+			if name == "" || name == "_" || name == "." {
+				continue
+			}
+			if out[f] == nil {
+				out[f] = map[string]bool{}
+			}
+			out[f][name] = true
+		}
+	}
+	return out
+}
+
+// isContractRef reports whether e is NAME.#Contract where NAME is an
+// import of the contract language in its file (a #Contract of any other
+// package is not the contract language).
+func isContractRef(e ast.Expr, names map[string]bool) bool {
+	sel, ok := e.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	if name, ok := labelName(sel.Sel); !ok || name != "#Contract" {
+		return false
+	}
+	x, ok := sel.X.(*ast.Ident)
+	return ok && names[x.Name]
+}
+
 // closedForm reports whether every file writes its root in the
 // recommended form, so CUE itself already closes the package against
 // schema.#Contract: at top level only imports, lets, definitions, hidden
 // fields and embeddings of the form X.#Contract & {...}. A bare embedded
 // X.#Contract next to regular sibling fields is open and is not this form.
-func closedForm(files []*ast.File) bool {
+func closedForm(files []*ast.File, aliases map[*ast.File]map[string]bool) bool {
 	found := false
 	for _, f := range files {
 		for _, d := range f.Decls {
@@ -350,7 +555,7 @@ func closedForm(files []*ast.File) bool {
 					return false // "#x" as a string label is a regular field
 				}
 			case *ast.EmbedDecl:
-				if !contractConjunction(d.Expr) {
+				if !contractConjunction(d.Expr, aliases[f]) {
 					return false
 				}
 				found = true
@@ -363,8 +568,8 @@ func closedForm(files []*ast.File) bool {
 }
 
 // contractConjunction reports whether e is X.#Contract & ... (in any
-// operand order, possibly parenthesised).
-func contractConjunction(e ast.Expr) bool {
+// operand order, possibly parenthesised), X naming the contract language.
+func contractConjunction(e ast.Expr, names map[string]bool) bool {
 	var ops []ast.Expr
 	var flatten func(e ast.Expr)
 	flatten = func(e ast.Expr) {
@@ -387,30 +592,31 @@ func contractConjunction(e ast.Expr) bool {
 		return false
 	}
 	for _, op := range ops {
-		if sel, ok := op.(*ast.SelectorExpr); ok {
-			if name, ok := labelName(sel.Sel); ok && name == "#Contract" {
-				return true
-			}
+		if isContractRef(op, names) {
+			return true
 		}
 	}
 	return false
 }
 
 // referencesContract reports whether the package mentions X.#Contract
-// anywhere (the embedding or the & form); without it, plain cue vet checks
-// nothing of the contract language.
-func referencesContract(files []*ast.File) bool {
+// anywhere (the embedding or the & form), X being an import of
+// stitchkit.dev/stitchkit/schema; without it, plain cue vet checks nothing
+// of the contract language.
+func referencesContract(files []*ast.File, aliases map[*ast.File]map[string]bool) bool {
 	found := false
 	for _, f := range files {
+		names := aliases[f]
+		if len(names) == 0 {
+			continue
+		}
 		ast.Walk(f, func(n ast.Node) bool {
 			if found {
 				return false
 			}
-			if sel, ok := n.(*ast.SelectorExpr); ok {
-				if name, ok := labelName(sel.Sel); ok && name == "#Contract" {
-					found = true
-					return false
-				}
+			if e, ok := n.(ast.Expr); ok && isContractRef(e, names) {
+				found = true
+				return false
 			}
 			return true
 		}, nil)
@@ -475,6 +681,16 @@ type compiler struct {
 	// explains "field not allowed" errors.
 	closed   cue.Value
 	contract cue.Value // schema.#Contract
+	// broken holds every node path at or above a CUE error ("" when an
+	// error has no path): the graph checks skip those nodes.
+	broken map[string]bool
+	errAt  map[string]bool // the error paths themselves
+	// skipped are the selection keys ("service.action", "service.*",
+	// "runtime.NAME") of nodes left out of the graph because CUE reported
+	// errors in them; skipSurfaces is set when the surfaces or the policy
+	// themselves are broken.
+	skipped      map[string]bool
+	skipSurfaces bool
 }
 
 func (c *compiler) result() error {
@@ -519,10 +735,15 @@ func (c *compiler) cueErrors(err error) {
 	alts := map[string]*alt{}
 	var order []string
 	for _, e := range cueerrors.Errors(err) {
+		node := nodePath(e.Path())
+		c.markBroken(node)
 		path := strings.Join(e.Path(), ".")
 		format, args := e.Msg()
 		msg := fmt.Sprintf(format, args...)
-		pos := c.errorPos(e, path)
+		if msg == "" || format == "%s" && len(args) == 0 {
+			msg = strings.TrimSpace(e.Error())
+		}
+		pos := c.errorPos(e, node)
 		if strings.HasSuffix(format, "errors in empty disjunction:") {
 			if alts[path] == nil {
 				alts[path] = &alt{pos: pos}
@@ -544,13 +765,34 @@ func (c *compiler) cueErrors(err error) {
 			a.got = fmt.Sprint(args[1])
 			continue
 		}
+		if format == "invalid value %v (out of bound %s)" && len(args) == 2 {
+			if rule := valueRule(node); rule != "" {
+				msg = fmt.Sprintf("invalid value %v: %s", args[0], rule)
+			}
+		}
 		if format == "field not allowed" {
-			if hint := c.didYouMean(e.Path()); hint != "" {
+			if rule := keyRule(e.Path()); rule != "" {
+				msg += ": " + rule
+			} else if hint := c.didYouMean(e.Path()); hint != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", hint)
 			}
 		}
-		if path == "surfaces.mcp" && strings.Contains(msg, "matchN") {
-			msg += ": surfaces.mcp takes either default or named, never both"
+		if node == "surfaces.mcp.default" || node == "surfaces.mcp.named" {
+			if format == "field is required but not present" {
+				continue // the matchN error below says it once
+			}
+		}
+		if node == "surfaces.mcp" && strings.Contains(msg, "matchN") {
+			mv := c.closed.LookupPath(cue.ParsePath("surfaces.mcp"))
+			hasDefault := mv.LookupPath(cue.MakePath(cue.Str("default"))).Exists()
+			hasNamed := mv.LookupPath(cue.MakePath(cue.Str("named"))).Exists()
+			if !hasDefault && !hasNamed {
+				msg = "surfaces.mcp needs default or named: write default: {include: [...]} for one MCP surface, or named: {NAME: {...}} for several"
+			} else {
+				msg = "surfaces.mcp takes either default or named, never both"
+			}
+			c.report(pos, "cue", "%s", msg)
+			continue
 		}
 		if path != "" {
 			msg = path + ": " + msg
@@ -566,6 +808,74 @@ func (c *compiler) cueErrors(err error) {
 		slices.Sort(a.allowed)
 		c.report(a.pos, "cue", "%s: %s is not one of the allowed values %s", path, a.got, strings.Join(slices.Compact(a.allowed), ", "))
 	}
+}
+
+// nodePath joins a CUE error path the way graph node paths are joined:
+// quoted labels ("my-svc") are unquoted.
+func nodePath(path []string) string {
+	parts := make([]string, len(path))
+	for i, p := range path {
+		if strings.HasPrefix(p, `"`) {
+			if u, err := literal.Unquote(p); err == nil {
+				p = u
+			}
+		}
+		parts[i] = p
+	}
+	return join(parts...)
+}
+
+// valueRule explains the regular expression a value at node must match,
+// for the fields whose expressions are too long to read in an error.
+func valueRule(node string) string {
+	parts := strings.Split(node, ".")
+	last := parts[len(parts)-1]
+	switch {
+	case node == "version":
+		return "version must be a Semantic Versioning 2.0.0 version: MAJOR.MINOR.PATCH without leading zeros, optional -PRERELEASE and +BUILD (e.g. \"1.0.0\", \"1.2.0-rc.1\", \"1.0.0+build.1\")"
+	case last == "path" && len(parts) == 5 && parts[0] == "services" && parts[2] == "operations":
+		return "paths use net/http pattern syntax: \"/\" or one or more /SEGMENTs, each a literal of [A-Za-z0-9._~-] (not \".\" or \"..\") or a {name} parameter, optionally ending in one {name...}; no trailing or double slash"
+	case last == "prefix" && len(parts) == 3 && parts[0] == "services":
+		return "a prefix is \"/\" or one or more /SEGMENTs, each a literal of [A-Za-z0-9._~-] (not \".\" or \"..\"); no parameters, no trailing or double slash"
+	}
+	return ""
+}
+
+// keyRule says which naming rule the refused key at the end of path
+// breaks when its parent is one of the contract language's maps, or "".
+func keyRule(path []string) string {
+	n := len(path)
+	if n < 2 {
+		return ""
+	}
+	parent := make([]string, n-1)
+	copy(parent, path[:n-1])
+	for i := range parent {
+		if i%2 == 1 && (parent[i-1] == "services" || parent[i-1] == "realtime" || parent[i-1] == "named") {
+			parent[i] = "*"
+		}
+	}
+	const ident = "^[A-Za-z][A-Za-z0-9_-]*$"
+	if n >= 2 && path[0] == "services" && path[1] == "runtime" {
+		return "the service name \"runtime\" is reserved (selection patterns name runtime tools as runtime.NAME): rename the service"
+	}
+	switch strings.Join(parent, ".") {
+	case "errors":
+		return "error codes (keys of errors) must match ^[A-Z][A-Z0-9_]*$ (SCREAMING_SNAKE_CASE)"
+	case "services":
+		return "service names (keys of services) must match " + ident + ", and \"runtime\" is reserved for runtime.NAME selection patterns"
+	case "services.*.operations":
+		return "action names (keys of operations) must match " + ident
+	case "runtimeTools":
+		return "runtime tool names (keys of runtimeTools) must match ^[A-Za-z0-9_-]{1,64}$"
+	case "realtime":
+		return "realtime contract names (keys of realtime) must match " + ident
+	case "realtime.*.serverToClient", "realtime.*.clientToServer":
+		return "event names must match " + ident
+	case "surfaces.mcp.named":
+		return "MCP surface names (keys of surfaces.mcp.named) must match " + ident
+	}
+	return ""
 }
 
 // didYouMean returns the field the contract language allows next to the

@@ -60,6 +60,11 @@ func (ix *posIndex) decls(file, prefix string, decls []ast.Decl) {
 			ix.add(file, p, d.Label.Pos())
 			ix.expr(file, p, d.Value)
 		case *ast.EmbedDecl:
+			if prefix == "" {
+				// The contract root (schema.#Contract & {...}): where
+				// errors of the root itself, such as a missing name, go.
+				ix.add(file, "", d.Expr.Pos())
+			}
 			ix.expr(file, prefix, d.Expr)
 		case *ast.Comprehension:
 			ix.expr(file, prefix, d.Value)
@@ -110,6 +115,9 @@ func (ix *posIndex) lookup(p string) graph.Pos {
 		}
 		i := strings.LastIndexByte(p, '.')
 		if i < 0 {
+			if pos, ok := ix.pos[""]; ok && p != "" {
+				return pos
+			}
 			break
 		}
 		p = p[:i]
