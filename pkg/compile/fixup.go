@@ -2,6 +2,7 @@ package compile
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"strconv"
@@ -38,11 +39,12 @@ type schemaFixer struct {
 	doc     map[string]any
 	defVals map[string]cue.Value
 	defs    map[string]any // doc["$defs"], nil when absent
+	lost    []string       // fields of a struct Generate left out
 }
 
 const maxFixDepth = 200
 
-func fixSchema(doc map[string]any, v cue.Value, defVals map[string]cue.Value, builtins map[string]string) {
+func fixSchema(doc map[string]any, v cue.Value, defVals map[string]cue.Value, builtins map[string]string) error {
 	f := &schemaFixer{doc: doc, defVals: defVals}
 	f.defs, _ = doc["$defs"].(map[string]any)
 	for name, b := range builtins {
@@ -66,6 +68,11 @@ func fixSchema(doc map[string]any, v cue.Value, defVals map[string]cue.Value, bu
 	}
 	f.node(doc, v, 0)
 	f.pruneDefs()
+	if len(f.lost) > 0 {
+		slices.Sort(f.lost)
+		return fmt.Errorf("the generator left out the fields %s of a struct (seen with a definition embedded in a field of the schema: declare that field's schema as a definition, e.g. #T: {#Base, id: string}, and refer to it)", strings.Join(slices.Compact(f.lost), ", "))
+	}
+	return nil
 }
 
 type fieldInfo struct {
@@ -129,6 +136,14 @@ func (f *schemaFixer) node(s any, v cue.Value, depth int) {
 			}
 		}
 		if !ap && !pp && !applied {
+			if _, hasProps := m["properties"]; !hasProps {
+				// A closed struct with fields and no properties: Generate
+				// lost them. Refuse rather than accept (or refuse) every
+				// object.
+				for name := range structFields(v) {
+					f.lost = append(f.lost, strconv.Quote(name))
+				}
+			}
 			m["additionalProperties"] = false
 		}
 	}

@@ -127,7 +127,9 @@ func (c *compiler) generate(v cue.Value) (map[string]any, error) {
 	}
 	n := normalizer{docs: c.schemaDocs}
 	doc = n.schema(doc).(map[string]any)
-	fixSchema(doc, v, defVals, builtins)
+	if err := fixSchema(doc, v, defVals, builtins); err != nil {
+		return nil, err
+	}
 	return n.document(doc), nil
 }
 
