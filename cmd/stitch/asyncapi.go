@@ -28,7 +28,7 @@ failed write, 2 usage error.`,
 		Example: `  stitch asyncapi contracts -o asyncapi.json`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			g, err := compileForExport(cmd, args[0])
+			g, err := compileForExport(cmd, env, args[0])
 			if err != nil {
 				return err
 			}

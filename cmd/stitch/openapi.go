@@ -3,7 +3,6 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
 	"stitchkit.dev/stitchkit/pkg/export/openapi"
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
@@ -29,7 +28,7 @@ failed write, 2 usage error.`,
 		Example: `  stitch openapi contracts --prefix /api -o openapi.json`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			g, err := compileForExport(cmd, args[0])
+			g, err := compileForExport(cmd, env, args[0])
 			if err != nil {
 				return err
 			}
@@ -46,11 +45,8 @@ failed write, 2 usage error.`,
 }
 
 // compileForExport compiles the contract in dir for an exporter; contract
-// mistakes print their diagnostics and exit 1.
-func compileForExport(cmd *cobra.Command, dir string) (*graph.Graph, error) {
-	g, err := compile.Compile(cmd.Context(), dir)
-	if err != nil {
-		return nil, exitWith(exitFailure, err)
-	}
-	return g, nil
+// mistakes print their diagnostics exactly like vet (paths relative to the
+// working directory) and exit 1.
+func compileForExport(cmd *cobra.Command, env *cliEnv, dir string) (*graph.Graph, error) {
+	return compileDir(cmd.Context(), dir, env.stderr)
 }

@@ -22,11 +22,19 @@ func init() {
 language and runs the graph checks (cross references, route and tool-name
 collisions, JSON Schema representability). It prints "ok" and exits 0 when
 the contract is clean, or prints every diagnostic on stderr, one per line as
-file:line:col: rule: message, and exits 1.`,
+file:line:col: rule: message, and exits 1. Non-fatal findings (MCP policy
+warnings, tools dropped under schemaValidation "warn", ambiguous HEAD
+routes) are printed to stderr as "warning: file:line:col: rule: message"
+and do not change the exit code.`,
 			Args: cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				if _, err := compileDir(cmd.Context(), args[0], env.stderr); err != nil {
+				g, err := compileDir(cmd.Context(), args[0], env.stderr)
+				if err != nil {
 					return err
+				}
+				for _, w := range compile.Warnings(g) {
+					w.Pos.File = displayPath(args[0], w.Pos.File)
+					fmt.Fprintln(env.stderr, "warning: "+w.String())
 				}
 				fmt.Fprintln(env.stdout, "ok")
 				return nil

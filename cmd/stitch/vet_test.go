@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,5 +174,52 @@ func TestInit(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(contract); string(b) != "// mine\n" || !strings.Contains(stderr.String(), "refusing to overwrite") {
 		t.Errorf("second init overwrote contract.cue or said %q", stderr.String())
+	}
+}
+
+// TestVetWarnings: MCP policy findings are printed as positioned warnings
+// and vet still exits 0; a bad allowUntyped entry is an error.
+func TestVetWarnings(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "c")
+	src := "package c\n\nimport \"stitchkit.dev/stitchkit/schema\"\n\nschema.#Contract & {\n\tname: \"c\"\n\tversion: \"1.0.0\"\n" +
+		"\tservices: s: operations: make: {method: \"POST\", path: \"/\", desc: \"d\", #input: {x: _, y: string}}\n" +
+		"\tpolicy: mcp: {requireTypedProperties: true%s}\n}\n"
+	writeFile(t, filepath.Join(dir, "c.cue"), []byte(fmt.Sprintf(src, "")))
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"vet", dir}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	if want := "warning: " + filepath.ToSlash(dir) + "/c.cue:8:27: mcp-policy: MCP tool \"make_s\": untyped property make_s.x"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr %q lacks %q", stderr.String(), want)
+	}
+	writeFile(t, filepath.Join(dir, "c.cue"), []byte(fmt.Sprintf(src, ", allowUntyped: [\"make_s.x\", \"make_s.nope\"], allowFormats: [\" \"]")))
+	stderr.Reset()
+	if code := run([]string{"vet", dir}, &stdout, &stderr); code != exitFailure {
+		t.Fatalf("exit %d, want 1\n%s", code, stderr.String())
+	}
+	for _, want := range []string{`"make_s.nope" names no property`, "allowFormats: entry 0 is blank"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr %q lacks %q", stderr.String(), want)
+		}
+	}
+	if strings.Contains(stderr.String(), `"make_s.x"`) {
+		t.Errorf("a valid allowUntyped entry was refused: %s", stderr.String())
+	}
+}
+
+// TestExportDiagnosticsRelativeToCwd: openapi and asyncapi print
+// diagnostics like vet (file paths joined to DIR as given).
+func TestExportDiagnosticsRelativeToCwd(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "bad", "c.cue"), []byte("package c\n\nimport \"stitchkit.dev/stitchkit/schema\"\n\nschema.#Contract & {name: \"c\", version: \"1.0.0\", errors: X_Y: {status: 600, message: \"m\"}}\n"))
+	t.Chdir(dir)
+	for _, cmd := range []string{"vet", "openapi", "asyncapi"} {
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{cmd, "bad"}, &stdout, &stderr); code != exitFailure {
+			t.Errorf("%s: exit %d, want 1", cmd, code)
+		}
+		if !strings.HasPrefix(stderr.String(), "bad/c.cue:5:") {
+			t.Errorf("%s: stderr %q, want diagnostics at bad/c.cue:5:", cmd, stderr.String())
+		}
 	}
 }

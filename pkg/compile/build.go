@@ -424,7 +424,11 @@ func selection(v cue.Value) *graph.Selection {
 		graph.SortUTF16(l)
 		return slices.Compact(l)
 	}
-	return &graph.Selection{Include: norm(strList(field(v, "include"))), Exclude: norm(strList(field(v, "exclude")))}
+	sel := &graph.Selection{Include: norm(strList(field(v, "include"))), Exclude: norm(strList(field(v, "exclude")))}
+	if sel.Include == nil && field(v, "include").Exists() {
+		sel.Include = []string{} // include: [] selects nothing (absent: everything)
+	}
+	return sel
 }
 
 func (c *compiler) surfaces() {

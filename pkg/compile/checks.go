@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -263,8 +264,9 @@ func (c *compiler) checkSurfaces() {
 	if c.skipSurfaces {
 		return // CUE reported errors in surfaces or policy
 	}
-	_, err := project.ToolSurfaces(c.g)
+	ts, err := project.ToolSurfaces(c.g)
 	if err == nil {
+		c.checkPolicyLists(ts)
 		return
 	}
 	var es project.Errors
@@ -322,6 +324,150 @@ func (c *compiler) checkSurfaces() {
 			c.report(c.latestPos(e.Nodes), string(e.Kind), "%s", e.Message)
 		}
 	}
+}
+
+// checkPolicyLists checks policy.mcp.allowUntyped (each entry a property
+// path TOOL.prop[.sub] of some MCP tool's advertised input) and
+// policy.mcp.allowFormats (non-blank format names).
+func (c *compiler) checkPolicyLists(ts *project.Tools) {
+	pol := c.g.Policy.MCP
+	if len(pol.AllowUntyped) > 0 {
+		paths := map[string]bool{}
+		for _, s := range ts.Surfaces {
+			if s.Transport != graph.MCP {
+				continue
+			}
+			for _, t := range s.Tools {
+				var doc any
+				if json.Unmarshal(t.Input, &doc) == nil {
+					propertyPaths(doc, t.Name, paths)
+				}
+			}
+		}
+		for i, p := range strList(c.at("policy.mcp.allowUntyped")) {
+			if !paths[p] {
+				c.report(c.index.lookup(join("policy", "mcp", "allowUntyped", itoa(i))), "policy", "policy.mcp.allowUntyped: %q names no property of an MCP tool's input; write TOOL.property (e.g. %q)", p, "create_task.title")
+			}
+		}
+	}
+	for i, f := range strList(c.at("policy.mcp.allowFormats")) {
+		if strings.TrimSpace(f) == "" {
+			c.report(c.index.lookup(join("policy", "mcp", "allowFormats", itoa(i))), "policy", "policy.mcp.allowFormats: entry %d is blank; list format names such as \"uuid\"", i)
+		}
+	}
+}
+
+// propertyPaths adds the property paths of a schema tree the way MCP
+// preparation names them (requireTypedProperties): prefix.prop.sub, with
+// pattern properties, items and combinators transparent and $defs as
+// prefix.$defs.NAME.
+func propertyPaths(s any, prefix string, out map[string]bool) {
+	m, ok := s.(map[string]any)
+	if !ok {
+		return
+	}
+	if props, ok := m["properties"].(map[string]any); ok {
+		for k, v := range props {
+			out[prefix+"."+k] = true
+			propertyPaths(v, prefix+"."+k, out)
+		}
+	}
+	if pp, ok := m["patternProperties"].(map[string]any); ok {
+		for _, v := range pp {
+			propertyPaths(v, prefix, out)
+		}
+	}
+	for _, k := range []string{"$defs", "definitions"} {
+		if defs, ok := m[k].(map[string]any); ok {
+			for name, v := range defs {
+				propertyPaths(v, prefix+".$defs."+name, out)
+			}
+		}
+	}
+	for _, k := range []string{"items", "additionalProperties", "not", "if", "then", "else", "contains"} {
+		propertyPaths(m[k], prefix, out)
+	}
+	for _, k := range []string{"allOf", "anyOf", "oneOf", "prefixItems"} {
+		if l, ok := m[k].([]any); ok {
+			for _, b := range l {
+				propertyPaths(b, prefix, out)
+			}
+		}
+	}
+}
+
+// Warnings returns the non-fatal findings about a compiled graph, sorted,
+// positioned from g.Sources when the node is known: the MCP preparation
+// findings of pkg/project (untyped properties under
+// requireTypedProperties, non-portable formats under
+// requirePortableFormats, tools dropped under schemaValidation "warn"),
+// and explicit HEAD operations whose route net/http.ServeMux cannot
+// register next to a GET route (HEAD requests would be ambiguous).
+// `stitch vet` prints them as "warning: ..." and still exits 0.
+func Warnings(g *graph.Graph) []Diagnostic {
+	var out []Diagnostic
+	if ts, err := project.ToolSurfaces(g); err == nil {
+		for _, w := range ts.Warnings {
+			out = append(out, Diagnostic{Pos: warningPos(g, w), Rule: "mcp-policy", Message: w.String()})
+		}
+	}
+	mux := http.NewServeMux()
+	byPattern := map[string]*graph.Operation{}
+	noop := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	for _, r := range project.HTTPRoutes(g, project.HTTPOptions{}) {
+		pattern := r.Pattern()
+		msg := func() (msg string) {
+			defer func() {
+				if p := recover(); p != nil {
+					msg = fmt.Sprint(p)
+				}
+			}()
+			mux.Handle(pattern, noop)
+			return ""
+		}()
+		if msg == "" {
+			byPattern[pattern] = r.Op
+			continue
+		}
+		m := conflictRE.FindStringSubmatch(msg)
+		if m == nil {
+			continue
+		}
+		other, _ := strconv.Unquote(m[1])
+		o := byPattern[other]
+		if o == nil || !headGetPair(r.Op, o) {
+			continue
+		}
+		head, get := r.Op, o
+		if head.Method != "HEAD" {
+			head, get = o, r.Op
+		}
+		node := join("services", head.Service, "operations", head.Action)
+		out = append(out, Diagnostic{Pos: g.Source(node), Rule: "route-head-ambiguous",
+			Message: fmt.Sprintf("%s: HEAD route %s of %s and GET route %s of %s both match some HEAD requests and net/http.ServeMux refuses to register them together; make the HEAD path more specific or drop the explicit HEAD operation (GET routes answer HEAD)",
+				node, project.JoinPath(g.Service(head.Service).Prefix, head.Path), head.ID(), project.JoinPath(g.Service(get.Service).Prefix, get.Path), get.ID())})
+	}
+	slices.SortFunc(out, compareDiagnostics)
+	return slices.CompactFunc(out, func(a, b Diagnostic) bool { return a == b })
+}
+
+// warningPos is the position of the tool a preparation warning is about.
+func warningPos(g *graph.Graph, w project.Warning) graph.Pos {
+	for i := range g.RuntimeTools {
+		if g.RuntimeTools[i].Name == w.Tool {
+			return g.Source(join("runtimeTools", w.Tool))
+		}
+	}
+	for _, op := range g.Operations() {
+		explicit := ""
+		if op.Tool != nil {
+			explicit = op.Tool.Name
+		}
+		if name, _ := project.ResolveToolName(op.Service, op.Action, explicit, w.Transport); name == w.Tool {
+			return g.Source(join("services", op.Service, "operations", op.Action))
+		}
+	}
+	return g.Source("policy")
 }
 
 // skippedPattern reports whether a literal selection pattern names a node

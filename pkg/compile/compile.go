@@ -698,22 +698,26 @@ func (c *compiler) result() error {
 		return nil
 	}
 	ds := slices.Clone(c.diags)
-	slices.SortFunc(ds, func(a, b Diagnostic) int {
-		if a.Pos.File != b.Pos.File {
-			return strings.Compare(a.Pos.File, b.Pos.File)
-		}
-		if a.Pos.Line != b.Pos.Line {
-			return a.Pos.Line - b.Pos.Line
-		}
-		if a.Pos.Col != b.Pos.Col {
-			return a.Pos.Col - b.Pos.Col
-		}
-		if a.Rule != b.Rule {
-			return strings.Compare(a.Rule, b.Rule)
-		}
-		return strings.Compare(a.Message, b.Message)
-	})
+	slices.SortFunc(ds, compareDiagnostics)
 	return &Error{Dir: c.display, Diagnostics: slices.CompactFunc(ds, func(a, b Diagnostic) bool { return a == b })}
+}
+
+// compareDiagnostics orders diagnostics by file, line, column, rule and
+// message.
+func compareDiagnostics(a, b Diagnostic) int {
+	if a.Pos.File != b.Pos.File {
+		return strings.Compare(a.Pos.File, b.Pos.File)
+	}
+	if a.Pos.Line != b.Pos.Line {
+		return a.Pos.Line - b.Pos.Line
+	}
+	if a.Pos.Col != b.Pos.Col {
+		return a.Pos.Col - b.Pos.Col
+	}
+	if a.Rule != b.Rule {
+		return strings.Compare(a.Rule, b.Rule)
+	}
+	return strings.Compare(a.Message, b.Message)
 }
 
 // report adds a diagnostic at pos.

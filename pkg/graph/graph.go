@@ -251,11 +251,29 @@ type NamedSelection struct {
 }
 
 // Selection includes and excludes operations by pattern: "service.action"
-// with '*' wildcards, or "runtime.NAME" for runtime tools. An absent Include
-// means everything exposed. Patterns are sorted and de-duplicated.
+// with '*' wildcards, or "runtime.NAME" for runtime tools. An absent (nil)
+// Include means everything exposed; an explicit empty one (non-nil, length
+// 0, written "include": []) selects nothing. Patterns are sorted and
+// de-duplicated.
 type Selection struct {
 	Include []string `json:"include,omitempty"`
 	Exclude []string `json:"exclude,omitempty"`
+}
+
+// MarshalJSON writes "include" whenever Include is non-nil, even empty, so
+// an explicit empty selection survives graph.json (decoding "include": []
+// gives a non-nil empty slice, an absent key nil).
+func (s Selection) MarshalJSON() ([]byte, error) {
+	type wire struct {
+		Include *[]string `json:"include,omitempty"`
+		Exclude []string  `json:"exclude,omitempty"`
+	}
+	w := wire{Exclude: s.Exclude}
+	if s.Include != nil {
+		inc := s.Include
+		w.Include = &inc
+	}
+	return json.Marshal(w)
 }
 
 // Policy is the presentation policy of the tool surfaces.

@@ -33,7 +33,8 @@ var singularExceptions = map[string]bool{
 //     stripped of one leading '_', and suffixed with _<singular>.
 //
 // <singular> is the normalised service with only its last '_' segment
-// singularised ("…ies" → "…y", a final "s" dropped unless "ss"; analytics,
+// singularised ("…ies" → "…y", a final "s" dropped unless "ss" or the whole
+// word is "s"; analytics,
 // status, stats, settings, media, progress and news stay as they are).
 // Nothing else is collapsed or trimmed. The result is not validated; see
 // [ValidToolName] and [ResolveToolName].
@@ -122,7 +123,8 @@ func singular(w string) string {
 		return w[:len(w)-3] + "y"
 	case strings.HasSuffix(w, "ss"):
 		return w
-	case strings.HasSuffix(w, "s"):
+	case strings.HasSuffix(w, "s") && len(w) > 1:
+		// A one-letter "s" stays: singularising must leave a word.
 		return w[:len(w)-1]
 	}
 	return w

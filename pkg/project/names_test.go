@@ -29,6 +29,8 @@ func TestToolName(t *testing.T) {
 		{"_internal", "get", "get__internal"},
 		{"tasks", "GetAll", "get_all_task"},
 		{"user_settings", "get", "get_user_settings"},
+		{"s", "o", "o_s"}, // singularising "s" would leave nothing
+		{"a_s", "get", "get_a_s"},
 	} {
 		if got := ToolName(tc.service, tc.action); got != tc.want {
 			t.Errorf("ToolName(%q, %q) = %q, want %q", tc.service, tc.action, got, tc.want)
