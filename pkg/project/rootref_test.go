@@ -144,3 +144,17 @@ func mustValue(t *testing.T, inst string) any {
 	}
 	return v
 }
+
+// An explicit empty include (`include: []`) selects nothing; an absent one
+// selects everything exposed.
+func TestEmptyIncludeSelectsNothing(t *testing.T) {
+	g := tasksGraph(t)
+	g.Surfaces.Agent = &graph.Selection{Include: []string{}}
+	ts := mustTools(t, g)
+	if n := ts.Surface(graph.AGENT, "").Names(); len(n) != 0 {
+		t.Errorf("include: [] selected %v", n)
+	}
+	if n := ts.Surface(graph.MCP, "").Names(); len(n) == 0 {
+		t.Error("absent MCP selection selected nothing")
+	}
+}
