@@ -37,8 +37,29 @@ func (c *compiler) checkOperation(op *graph.Operation, ov cue.Value, np string) 
 			c.report(c.index.lookup(join(np, "#params")), "params-cover-path", "%s: #params must be a struct with one field per path parameter", np)
 			break
 		}
+		inPath := map[string]bool{}
 		for _, n := range names {
-			if !params.LookupPath(cue.MakePath(cue.Str(n))).Exists() {
+			inPath[n] = true
+		}
+		declared := map[string]bool{}
+		if iter, err := params.Fields(cue.Optional(true)); err == nil {
+			for iter.Next() {
+				name := iter.Selector().Unquoted()
+				fp := join(np, "#params", name)
+				declared[name] = true
+				switch {
+				case !inPath[name]:
+					c.report(c.index.lookup(fp), "params-not-in-path", "%s: #params field %q names no path parameter of %q; remove it, or add {%s} to the path", np, name, op.Path, name)
+				case iter.Selector().ConstraintType() == cue.OptionalConstraint:
+					c.report(c.index.lookup(fp), "params-cover-path", "%s: path parameter %s is always present: make it required (%s: string)", np, name, name)
+				}
+				if k := iter.Value().IncompleteKind(); !scalarKind(k) {
+					c.report(c.index.lookup(fp), "params-scalar", "%s: #params field %q is %v; a path parameter is one path segment: use a scalar schema (string, number, bool)", np, name, k)
+				}
+			}
+		}
+		for _, n := range names {
+			if !declared[n] {
 				c.report(c.index.lookup(join(np, "#params")), "params-cover-path", "%s: #params has no field %q for the path parameter {%s} of %q; add %s: string (or a narrower schema)", np, n, n, op.Path, n)
 			}
 		}
@@ -60,8 +81,9 @@ func (c *compiler) checkOperation(op *graph.Operation, ov cue.Value, np string) 
 	}
 
 	if q := def(ov, "query"); q.Exists() {
-		c.checkQuery(q, join(np, "#query"))
+		c.checkQuery(q, join(np, "#query"), op.Query)
 	}
+	c.checkExampleParams(op, ov, np, names)
 	if def(ov, "input").Exists() && (op.Method == "GET" || op.Method == "HEAD" || op.Method == "DELETE") {
 		c.report(c.index.lookup(join(np, "#input")), "input-method", "%s: #input (a JSON body) is not allowed on %s; use #query", np, op.Method)
 	}
@@ -88,10 +110,32 @@ func (c *compiler) checkOperation(op *graph.Operation, ov cue.Value, np string) 
 
 // checkQuery reports #query fields that are not scalars or lists of
 // scalars: query strings carry only those.
-func (c *compiler) checkQuery(q cue.Value, node string) {
+func (c *compiler) checkQuery(q cue.Value, node string, d graph.Digest) {
 	if q.IncompleteKind() != cue.StructKind {
 		c.report(c.index.lookup(node), "query-scalar", "%s: #query must be a struct of scalar or list-of-scalar fields", node)
 		return
+	}
+	// The generated schema shows what CUE kinds do not: a union of
+	// structs, and pattern fields ([string]: {...}).
+	var root any
+	if raw := c.g.Schemas[d]; raw != nil && json.Unmarshal(raw, &root) == nil {
+		r := resolveRef(root, root)
+		if r == nil || r["type"] != "object" {
+			c.report(c.index.lookup(node), "query-scalar", "%s: #query must be one object schema (a struct of scalar or list-of-scalar fields), not a union or a non-struct: a query string is one flat set of keys", node)
+			return
+		}
+		extra := []any{r["additionalProperties"]}
+		if pp, ok := r["patternProperties"].(map[string]any); ok {
+			for _, v := range pp {
+				extra = append(extra, v)
+			}
+		}
+		for _, v := range extra {
+			if _, isSchema := v.(map[string]any); isSchema && !queryValue(root, v) {
+				c.report(c.index.lookup(node), "query-scalar", "%s: the pattern fields of #query ([string]: ...) must be scalars or lists of scalars — move structured values to #input", node)
+				break
+			}
+		}
 	}
 	iter, err := q.Fields(cue.Optional(true))
 	if err != nil {
@@ -118,6 +162,147 @@ func (c *compiler) checkQuery(q cue.Value, node string) {
 		}
 		if !ok {
 			c.report(c.index.lookup(join(node, name)), "query-scalar", "%s: query field %q is %v; query fields must be scalars (string, number, bool) or lists of scalars — move it to #input", node, name, fv.IncompleteKind())
+		}
+	}
+}
+
+// resolveRef follows a local "#/$defs/NAME" reference of s within root.
+func resolveRef(root, s any) map[string]any {
+	for range 16 {
+		m, ok := s.(map[string]any)
+		if !ok {
+			return nil
+		}
+		ref, ok := m["$ref"].(string)
+		if !ok {
+			return m
+		}
+		name, found := strings.CutPrefix(ref, "#/$defs/")
+		defs, _ := root.(map[string]any)["$defs"].(map[string]any)
+		if !found || defs == nil {
+			return m
+		}
+		s = defs[name]
+	}
+	return nil
+}
+
+// queryValue reports whether schema s (within root) is a scalar or a list
+// of scalars.
+func queryValue(root, s any) bool {
+	m := resolveRef(root, s)
+	if m != nil && m["type"] == "array" {
+		if items, ok := m["items"]; ok && !scalarSchema(root, items) {
+			return false
+		}
+		if pre, ok := m["prefixItems"].([]any); ok {
+			for _, it := range pre {
+				if !scalarSchema(root, it) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	return scalarSchema(root, s)
+}
+
+// scalarSchema reports whether schema s only admits strings, numbers,
+// booleans or null.
+func scalarSchema(root, s any) bool {
+	m := resolveRef(root, s)
+	if m == nil {
+		return false
+	}
+	scalarType := func(t any) bool {
+		switch t {
+		case "string", "number", "integer", "boolean", "null":
+			return true
+		}
+		return false
+	}
+	switch t := m["type"].(type) {
+	case string:
+		return scalarType(t)
+	case []any:
+		for _, x := range t {
+			if !scalarType(x) {
+				return false
+			}
+		}
+		return len(t) > 0
+	}
+	if v, ok := m["const"]; ok {
+		return scalarValue(v)
+	}
+	if e, ok := m["enum"].([]any); ok {
+		for _, v := range e {
+			if !scalarValue(v) {
+				return false
+			}
+		}
+		return len(e) > 0
+	}
+	for _, k := range []string{"anyOf", "oneOf"} {
+		if l, ok := m[k].([]any); ok && len(l) > 0 {
+			for _, b := range l {
+				if !scalarSchema(root, b) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	if l, ok := m["allOf"].([]any); ok {
+		for _, b := range l {
+			if scalarSchema(root, b) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func scalarValue(v any) bool {
+	switch v.(type) {
+	case map[string]any, []any:
+		return false
+	}
+	return true
+}
+
+// checkExampleParams checks the params of every example against the path
+// parameters: each path name present, no other key (CUE checks declared
+// #params itself; synthesised ones only as a map of strings).
+func (c *compiler) checkExampleParams(op *graph.Operation, ov cue.Value, np string, names []string) {
+	if def(ov, "params").Exists() {
+		return // CUE checks examples against a declared #params
+	}
+	inPath := map[string]bool{}
+	for _, n := range names {
+		inPath[n] = true
+	}
+	iter, err := field(ov, "examples").List()
+	if err != nil {
+		return
+	}
+	for i := 0; iter.Next(); i++ {
+		pv := field(iter.Value(), "params")
+		if !pv.Exists() {
+			continue
+		}
+		ep := join(np, "examples", itoa(i), "params")
+		given := map[string]bool{}
+		for _, k := range keys(pv) {
+			given[k] = true
+			if !inPath[k] {
+				c.report(c.index.lookup(join(ep, k)), "example", "%s: %q is not a path parameter of %q", ep, k, op.Path)
+			}
+		}
+		for _, n := range slices.Compact(slices.Sorted(slices.Values(names))) {
+			if !given[n] {
+				c.report(c.index.lookup(ep), "example", "%s: the path parameter %q of %q is missing", ep, n, op.Path)
+			}
 		}
 	}
 }

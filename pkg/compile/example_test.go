@@ -41,6 +41,7 @@ schema.#Contract & {
 	})
 	fmt.Println(err)
 	// Output:
-	// contract (in memory) has 1 error(s):
+	// contract (in memory) has 2 error(s):
 	// contract.cue:12:3: params-cover-path: services.notes.operations.get: #params has no field "id" for the path parameter {id} of "/{id}"; add id: string (or a narrower schema)
+	// contract.cue:12:13: params-not-in-path: services.notes.operations.get: #params field "slug" names no path parameter of "/{id}"; remove it, or add {slug} to the path
 }
