@@ -158,3 +158,13 @@ func TestEmptyIncludeSelectsNothing(t *testing.T) {
 		t.Error("absent MCP selection selected nothing")
 	}
 }
+
+// A preparation warning names the graph node of its tool, so a compiler can
+// position it without re-deriving tool names.
+func TestWarningNode(t *testing.T) {
+	g := unionGraph(t, mediaUnion, graph.Policy{MCP: graph.MCPPolicy{SchemaValidation: graph.ValidationWarn}})
+	ts := mustTools(t, g)
+	if len(ts.Warnings) != 1 || ts.Warnings[0].Node != OperationNode("things", "create") {
+		t.Errorf("warnings %+v", ts.Warnings)
+	}
+}

@@ -115,7 +115,11 @@ type Warning struct {
 	// Surface is the named MCP surface, "" for the default one.
 	Surface string
 	// Tool is the tool name.
-	Tool    string
+	Tool string
+	// Node is the graph node path of the tool's source
+	// ("services.S.operations.A" or "runtimeTools.N"), for positioning the
+	// warning without re-deriving tool names.
+	Node    string
 	Message string
 }
 
@@ -566,7 +570,7 @@ func (p *preparer) tool(t graph.Transport, surface string, c candidate) (Tool, b
 		return Tool{}, false
 	}
 	for _, w := range in.warnings {
-		p.warnings = append(p.warnings, Warning{Transport: t, Surface: surface, Tool: tool.Name, Message: w})
+		p.warnings = append(p.warnings, Warning{Transport: t, Surface: surface, Tool: tool.Name, Node: tool.node(), Message: w})
 	}
 	if in.drop {
 		return Tool{}, false
