@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"cuelang.org/go/cue"
 
@@ -164,6 +165,44 @@ func (c *compiler) checkQuery(q cue.Value, node string, d graph.Digest) {
 			c.report(c.index.lookup(join(node, name)), "query-scalar", "%s: query field %q is %v; query fields must be scalars (string, number, bool) or lists of scalars — move it to #input", node, name, fv.IncompleteKind())
 		}
 	}
+}
+
+// objectSchema reports whether the schema d admits only JSON objects (an
+// object, or a union whose every branch is one).
+func (c *compiler) objectSchema(d graph.Digest) bool {
+	var root any
+	if json.Unmarshal(c.g.Schemas[d], &root) != nil {
+		return true // not ours to judge
+	}
+	var obj func(s any, depth int) bool
+	obj = func(s any, depth int) bool {
+		m := resolveRef(root, s)
+		if m == nil || depth > 8 {
+			return false
+		}
+		if m["type"] == "object" {
+			return true
+		}
+		for _, k := range []string{"anyOf", "oneOf"} {
+			if l, ok := m[k].([]any); ok && len(l) > 0 {
+				for _, b := range l {
+					if !obj(b, depth+1) {
+						return false
+					}
+				}
+				return true
+			}
+		}
+		if l, ok := m["allOf"].([]any); ok {
+			for _, b := range l {
+				if obj(b, depth+1) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return obj(root, 0)
 }
 
 // resolveRef follows a local "#/$defs/NAME" reference of s within root.
@@ -342,6 +381,28 @@ func (c *compiler) checks() {
 	ids := map[string]string{}
 	for _, op := range g.Operations() {
 		ids[op.ID()] = "operation " + op.ID()
+	}
+	// Tool inputs every provider accepts: an object (or a union of
+	// objects). MCP is governed by policy.mcp.schemaValidation.
+	for _, op := range g.Operations() {
+		if op.Input != "" && op.Exposed(graph.AGENT) && op.Method != "HEAD" && !c.objectSchema(op.Input) {
+			np := join("services", op.Service, "operations", op.Action)
+			c.report(c.index.lookup(join(np, "#input")), "tool-input-object", "%s: #input is not an object schema, but the operation is exposed to AGENT and agent tool arguments are one JSON object; make #input a struct or remove AGENT from expose", np)
+		}
+	}
+	for _, rt := range g.RuntimeTools {
+		np := join("runtimeTools", rt.Name)
+		if rt.Input != "" && !c.objectSchema(rt.Input) {
+			c.report(c.index.lookup(join(np, "#input")), "tool-input-object", "%s: #input is not an object schema; tool arguments are one JSON object: make #input a struct", np)
+		}
+		if rt.Identity.Method == "HEAD" {
+			c.report(c.index.lookup(join(np, "identity", "method")), "runtime-identity", "%s: identity method HEAD is an HTTP-only method and never a tool; use GET for a read", np)
+		}
+	}
+	for _, cmd := range g.CliCommands {
+		if strings.TrimSpace(cmd.Name) == "" || strings.ContainsAny(cmd.Name, "/") || strings.IndexFunc(cmd.Name, unicode.IsSpace) >= 0 {
+			c.report(c.index.lookup(join("cliCommands", cmd.Name)), "cli-command-name", "cliCommands.%q: a CLI command name must be non-blank, without whitespace or '/'", cmd.Name)
+		}
 	}
 	for _, rt := range g.RuntimeTools {
 		id := rt.Identity.Service + "." + rt.Identity.Action
@@ -593,7 +654,7 @@ func Warnings(g *graph.Graph) []Diagnostic {
 	var out []Diagnostic
 	if ts, err := project.ToolSurfaces(g); err == nil {
 		for _, w := range ts.Warnings {
-			out = append(out, Diagnostic{Pos: warningPos(g, w), Rule: "mcp-policy", Message: w.String()})
+			out = append(out, Diagnostic{Pos: warningPos(g, ts, w), Rule: "mcp-policy", Message: w.String()})
 		}
 	}
 	mux := http.NewServeMux()
@@ -636,20 +697,26 @@ func Warnings(g *graph.Graph) []Diagnostic {
 	return slices.CompactFunc(out, func(a, b Diagnostic) bool { return a == b })
 }
 
-// warningPos is the position of the tool a preparation warning is about.
-func warningPos(g *graph.Graph, w project.Warning) graph.Pos {
+// warningPos is the position of the tool a preparation warning is about:
+// the tool of that name on the warning's transport, else on any surface
+// (a tool dropped from MCP keeps its name on AGENT), else the policy.
+func warningPos(g *graph.Graph, ts *project.Tools, w project.Warning) graph.Pos {
+	var found *project.Tool
+	for i := range ts.Surfaces {
+		s := &ts.Surfaces[i]
+		if t := s.Tool(w.Tool); t != nil && (found == nil || s.Transport == w.Transport) {
+			found = t
+		}
+	}
+	switch {
+	case found != nil && found.Op != nil:
+		return g.Source(join("services", found.Op.Service, "operations", found.Op.Action))
+	case found != nil && found.Runtime != nil:
+		return g.Source(join("runtimeTools", found.Runtime.Name))
+	}
 	for i := range g.RuntimeTools {
 		if g.RuntimeTools[i].Name == w.Tool {
 			return g.Source(join("runtimeTools", w.Tool))
-		}
-	}
-	for _, op := range g.Operations() {
-		explicit := ""
-		if op.Tool != nil {
-			explicit = op.Tool.Name
-		}
-		if name, _ := project.ResolveToolName(op.Service, op.Action, explicit, w.Transport); name == w.Tool {
-			return g.Source(join("services", op.Service, "operations", op.Action))
 		}
 	}
 	return g.Source("policy")
