@@ -62,6 +62,9 @@ func keys(v cue.Value) []string {
 	}
 	var out []string
 	for iter.Next() {
+		if iter.Selector().LabelType() != cue.StringLabel {
+			continue // a list index or pattern: no name
+		}
 		out = append(out, iter.Selector().Unquoted())
 	}
 	graph.SortUTF16(out)
@@ -356,6 +359,9 @@ func (c *compiler) meta(v cue.Value) map[string]json.RawMessage {
 			continue
 		}
 		if cb, err := graph.Canonical(json.RawMessage(b)); err == nil {
+			if iter.Selector().LabelType() != cue.StringLabel {
+				continue // a list index or pattern: no name
+			}
 			out[iter.Selector().Unquoted()] = cb
 		}
 	}

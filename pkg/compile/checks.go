@@ -45,6 +45,9 @@ func (c *compiler) checkOperation(op *graph.Operation, ov cue.Value, np string) 
 		declared := map[string]bool{}
 		if iter, err := params.Fields(cue.Optional(true)); err == nil {
 			for iter.Next() {
+				if iter.Selector().LabelType() != cue.StringLabel {
+					continue // a list index or pattern: no name
+				}
 				name := iter.Selector().Unquoted()
 				fp := join(np, "#params", name)
 				declared[name] = true
@@ -143,6 +146,9 @@ func (c *compiler) checkQuery(q cue.Value, node string, d graph.Digest) {
 		return
 	}
 	for iter.Next() {
+		if iter.Selector().LabelType() != cue.StringLabel {
+			continue // a list index or pattern: no name
+		}
 		name := iter.Selector().Unquoted()
 		fv := iter.Value()
 		ok := scalarKind(fv.IncompleteKind())

@@ -916,6 +916,9 @@ func (c *compiler) didYouMean(path []string) string {
 	}
 	best, bestDist, prefix := "", 3, ""
 	for iter.Next() {
+		if iter.Selector().LabelType() != cue.StringLabel {
+			continue // a list index or pattern: no name
+		}
 		name := iter.Selector().Unquoted()
 		if name == bad || iter.Selector().IsDefinition() {
 			continue
