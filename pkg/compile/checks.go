@@ -477,18 +477,16 @@ func (c *compiler) checkServeMux(keep map[string]*graph.Operation) {
 		np := join("services", r.Op.Service, "operations", r.Op.Action)
 		if m := conflictRE.FindStringSubmatch(msg); m != nil {
 			other, _ := strconv.Unquote(m[1])
-			if o := byPattern[other]; o != nil && headGetPair(r.Op, o) {
-				// HEAD /x/{id} next to GET /x/search: a HEAD request
-				// for /x/search is ambiguous. ServeMux refuses the pair,
-				// but the GET route serves HEAD by itself, so whether
-				// this breaks depends on how the HTTP mount registers
-				// explicit HEAD operations: a warning (see Warnings).
-				continue
-			}
 			if o := byPattern[other]; o != nil {
 				why := ""
 				if m := likeRE.FindStringSubmatch(msg); m != nil {
 					why = " such as " + m[1]
+				}
+				if headGetPair(r.Op, o) {
+					// HEAD /x/{id} next to GET /x/search: GET routes
+					// also answer HEAD, so a HEAD request for /x/search
+					// matches both and the mount would panic.
+					why += " (GET routes also answer HEAD requests; give the HEAD operation a path no GET route can match, or drop it: the GET route already answers HEAD)"
 				}
 				// Report at the operation written last, naming both.
 				this, that, thisPat, thatPat := r.Op, o, pattern, other
@@ -652,9 +650,7 @@ func propertyPaths(s any, prefix string, out map[string]bool) {
 // positioned from g.Sources when the node is known: the MCP preparation
 // findings of pkg/project (untyped properties under
 // requireTypedProperties, non-portable formats under
-// requirePortableFormats, tools dropped under schemaValidation "warn"),
-// and explicit HEAD operations whose route net/http.ServeMux cannot
-// register next to a GET route (HEAD requests would be ambiguous).
+// requirePortableFormats, tools dropped under schemaValidation "warn").
 // `stitch vet` prints them as "warning: ..." and still exits 0.
 func Warnings(g *graph.Graph) []Diagnostic {
 	var out []Diagnostic
@@ -662,42 +658,6 @@ func Warnings(g *graph.Graph) []Diagnostic {
 		for _, w := range ts.Warnings {
 			out = append(out, Diagnostic{Pos: warningPos(g, ts, w), Rule: "mcp-policy", Message: w.String()})
 		}
-	}
-	mux := http.NewServeMux()
-	byPattern := map[string]*graph.Operation{}
-	noop := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
-	for _, r := range project.HTTPRoutes(g, project.HTTPOptions{}) {
-		pattern := r.Pattern()
-		msg := func() (msg string) {
-			defer func() {
-				if p := recover(); p != nil {
-					msg = fmt.Sprint(p)
-				}
-			}()
-			mux.Handle(pattern, noop)
-			return ""
-		}()
-		if msg == "" {
-			byPattern[pattern] = r.Op
-			continue
-		}
-		m := conflictRE.FindStringSubmatch(msg)
-		if m == nil {
-			continue
-		}
-		other, _ := strconv.Unquote(m[1])
-		o := byPattern[other]
-		if o == nil || !headGetPair(r.Op, o) {
-			continue
-		}
-		head, get := r.Op, o
-		if head.Method != "HEAD" {
-			head, get = o, r.Op
-		}
-		node := join("services", head.Service, "operations", head.Action)
-		out = append(out, Diagnostic{Pos: g.Source(node), Rule: "route-head-ambiguous",
-			Message: fmt.Sprintf("%s: HEAD route %s of %s and GET route %s of %s both match some HEAD requests and net/http.ServeMux refuses to register them together; make the HEAD path more specific or drop the explicit HEAD operation (GET routes answer HEAD)",
-				node, project.JoinPath(g.Service(head.Service).Prefix, head.Path), head.ID(), project.JoinPath(g.Service(get.Service).Prefix, get.Path), get.ID())})
 	}
 	slices.SortFunc(out, compareDiagnostics)
 	return slices.CompactFunc(out, func(a, b Diagnostic) bool { return a == b })
