@@ -162,6 +162,10 @@ func loadGit(ctx context.Context, ref, dir string) (*graph.Graph, error) {
 	if filepath.IsAbs(dir) {
 		return nil, fmt.Errorf("DIR %q must be relative to the current directory", dir)
 	}
+	if ref == "" || strings.HasPrefix(ref, "-") {
+		// A ref starting with "-" would reach git as an option.
+		return nil, fmt.Errorf("git revision %q is not a revision (it must not be empty or start with '-')", ref)
+	}
 	top := ""
 	git := func(args ...string) ([]byte, error) {
 		cmd := exec.CommandContext(ctx, "git", args...)
@@ -198,23 +202,43 @@ func loadGit(ctx context.Context, ref, dir string) (*graph.Graph, error) {
 		return nil, err
 	}
 	top = strings.TrimSpace(string(topOut))
-	tarball, err := git("archive", "--format=tar", ref)
-	if err != nil {
-		return nil, err
-	}
 	tmp, err := os.MkdirTemp("", "stitch-diff-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
+	// Stream the archive instead of buffering the whole repository tree:
+	// only .cue files and cue.mod are kept.
+	archive := exec.CommandContext(ctx, "git", "archive", "--format=tar", ref)
+	archive.Dir = top
+	var archiveErr bytes.Buffer
+	archive.Stderr = &archiveErr
+	stream, err := archive.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := archive.Start(); err != nil {
+		return nil, fmt.Errorf("git archive: %w", err)
+	}
+	waited := false
+	defer func() {
+		if !waited {
+			// Drain what the reader left so git exits, then reap it.
+			_, _ = io.Copy(io.Discard, stream)
+			_ = archive.Wait()
+		}
+	}()
 	found := false
-	tr := tar.NewReader(bytes.NewReader(tarball))
+	tr := tar.NewReader(stream)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
+			if msg := strings.TrimSpace(archiveErr.String()); msg != "" {
+				return nil, fmt.Errorf("git archive %s: %s", ref, msg)
+			}
 			return nil, fmt.Errorf("reading git archive: %w", err)
 		}
 		name := path.Clean(h.Name)
@@ -238,6 +262,11 @@ func loadGit(ctx context.Context, ref, dir string) (*graph.Graph, error) {
 		if err := os.WriteFile(dst, data, 0o644); err != nil {
 			return nil, err
 		}
+	}
+	_, _ = io.Copy(io.Discard, stream)
+	waited = true
+	if err := archive.Wait(); err != nil {
+		return nil, fmt.Errorf("git archive %s: %s", ref, strings.TrimSpace(archiveErr.String()+" "+err.Error()))
 	}
 	if !found {
 		return nil, fmt.Errorf("%s holds no .cue file at %s", ref, inRepo)

@@ -248,3 +248,21 @@ func TestDiffGitRefFromSubdirectory(t *testing.T) {
 		t.Errorf("DIR above the repository: exit %d\n%s", code, errOut)
 	}
 }
+
+// A revision that starts with "-" must never reach git as an option.
+func TestDiffGitRefOptionRefused(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"diff", "git:--output=/tmp/stitch-pwned:.", "../../examples/minimal"}, &stdout, &stderr)
+	if code != exitFailure {
+		t.Fatalf("exit %d, want %d; stderr: %s", code, exitFailure, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "must not be empty or start with '-'") {
+		t.Errorf("stderr = %q", stderr.String())
+	}
+	if _, err := os.Stat("/tmp/stitch-pwned"); err == nil {
+		t.Error("git received the ref as an option")
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("a failed comparison printed %q", stdout.String())
+	}
+}
