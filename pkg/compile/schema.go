@@ -3,6 +3,7 @@ package compile
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -59,7 +60,16 @@ func (c *compiler) schemaFor(v cue.Value, node string) graph.Digest {
 		if strings.Contains(err.Error(), "reference ") && strings.Contains(err.Error(), " not found") {
 			hint = " (CUE's JSON Schema generator cannot follow a reference to an optional field: declare that schema as a definition, e.g. #Tags: [...string], and refer to it)"
 		}
-		c.report(c.index.lookup(node), "json-schema", "%s: cannot generate JSON Schema: %v%s", node, oneLine(err), hint)
+		pos := c.index.lookup(node)
+		var fe *fixError
+		if errors.As(err, &fe) {
+			// The fix-up names the value it could not handle: point
+			// at it when it is in the contract's own files.
+			if p := c.relPos(fe.pos); p.File != "" && !strings.HasPrefix(p.File, "cue.mod/") && !strings.HasPrefix(p.File, "../") {
+				pos = p
+			}
+		}
+		c.report(pos, "json-schema", "%s: cannot generate JSON Schema: %v%s", node, oneLine(err), hint)
 		return ""
 	}
 	var probs []string
@@ -87,50 +97,68 @@ func (c *compiler) store(doc map[string]any, node string) graph.Digest {
 	return d
 }
 
-// generate runs encoding/jsonschema.Generate and normalises its output.
+// generate runs encoding/jsonschema.Generate, normalises its output and
+// fixes it up (see schemaFixer).
 func (c *compiler) generate(v cue.Value) (map[string]any, error) {
-	// The value each $defs entry was generated from, so the entry can be
-	// fixed up with it (see schemaFixer).
-	defVals := map[string]cue.Value{}
-	builtins := map[string]string{} // $defs name → builtin (time.Time)
+	g, err := c.generateRaw(v)
+	if err != nil {
+		return nil, err
+	}
+	if err := fixSchema(g, v, c.generateRaw); err != nil {
+		return nil, err
+	}
+	n := normalizer{docs: c.schemaDocs}
+	return n.document(g.doc), nil
+}
+
+// generated is the normalised output of Generate for one value, with the
+// value each $defs entry was generated from (so the entry can be fixed up
+// with it) and the builtin each entry stands for (time.Time).
+type generated struct {
+	doc      map[string]any
+	defVals  map[string]cue.Value
+	builtins map[string]string // $defs name → builtin
+}
+
+// generateRaw runs encoding/jsonschema.Generate and normalises its output,
+// without the fix-ups.
+func (c *compiler) generateRaw(v cue.Value) (generated, error) {
+	g := generated{defVals: map[string]cue.Value{}, builtins: map[string]string{}}
 	cfg := &jsonschema.GenerateConfig{
 		Version: jsonschema.VersionDraft2020_12,
 		NamesFunc: func(refs []*jsonschema.CUERef) {
 			jsonschema.DefaultNamesFunc(refs)
 			for _, r := range refs {
-				defVals[r.Name] = r.Inst.LookupPath(r.Path)
+				g.defVals[r.Name] = r.Inst.LookupPath(r.Path)
 				if ip := builtinPackage(r.Inst); ip != "" {
-					builtins[r.Name] = ip + "." + r.Path.String()
+					g.builtins[r.Name] = ip + "." + r.Path.String()
 				}
 			}
 		},
 	}
 	expr, err := jsonschema.Generate(v, cfg)
 	if err != nil {
-		return nil, err
+		return g, err
 	}
 	tree, ok := astJSON(expr)
 	if !ok {
 		b, err := c.cue.BuildExpr(expr).MarshalJSON()
 		if err != nil {
-			return nil, err
+			return g, err
 		}
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.UseNumber()
 		if err := dec.Decode(&tree); err != nil {
-			return nil, err
+			return g, err
 		}
 	}
 	doc, ok := tree.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("generator returned %T, not an object", tree)
+		return g, fmt.Errorf("generator returned %T, not an object", tree)
 	}
 	n := normalizer{docs: c.schemaDocs}
-	doc = n.schema(doc).(map[string]any)
-	if err := fixSchema(doc, v, defVals, builtins); err != nil {
-		return nil, err
-	}
-	return n.document(doc), nil
+	g.doc = n.schema(doc).(map[string]any)
+	return g, nil
 }
 
 // astJSON converts the literal AST Generate returns into a JSON tree

@@ -103,6 +103,61 @@ func TestSchemaMatchesCUE(t *testing.T) {
 			{`{"title":"a","id":"1","x":1}`, true, false},
 			{`{"title":"a"}`, false, false},
 		}},
+		{"pattern constraint values", "", `{[=~"^x_"]: {a: int, b: "k"}}`, []instance{
+			{`{"x_1":{"a":1,"b":"k"}}`, true, false},
+			{`{}`, true, false},
+			{`{"x_1":{"a":1}}`, false, true},
+			{`{"x_1":{"a":1,"b":"z"}}`, false, false},
+			{`{"x_1":{"a":1,"b":"k","c":1}}`, false, false},
+			{`{"y":1}`, false, false},
+		}},
+		{"map of structs", "", `{m: [string]: {a: int, b: "k"}}`, []instance{
+			{`{"m":{"p":{"a":1,"b":"k"}}}`, true, false},
+			{`{"m":{"p":{"a":1}}}`, false, true},
+			{`{"m":{"p":{"a":1,"b":"k","c":1}}}`, false, false},
+		}},
+		{"map of structs embedding a definition", `#Base: {title: string}`, `{m: [string]: {#Base, id: string}}`, []instance{
+			{`{"m":{"p":{"title":"a","id":"1"}}}`, true, false},
+			{`{"m":{"p":{"id":"1"}}}`, false, false},
+			{`{"m":{"p":{"title":"a","id":"1","x":1}}}`, false, false},
+		}},
+		{"union arms with the same field names", "", `{n: {kind: "a", x: int, m: {n?: int}} | {kind: "b", x: int, m: {n?: int}}}`, []instance{
+			{`{"n":{"kind":"a","x":1,"m":{}}}`, true, false},
+			{`{"n":{"kind":"b","x":1,"m":{"n":1}}}`, true, false},
+			{`{"n":{"kind":"a","x":1}}`, false, true},
+			{`{"n":{"kind":"a","x":1,"m":{"z":1}}}`, false, false},
+			{`{"n":{"x":1,"m":{}}}`, false, false},
+		}},
+		{"union arm embedding a definition", `#Base: {title: string}`, `{n: {#Base, kind: "a"} | {kind: "b", y: string}}`, []instance{
+			{`{"n":{"title":"t","kind":"a"}}`, true, false},
+			{`{"n":{"kind":"b","y":"s"}}`, true, false},
+			{`{"n":{"title":"t"}}`, false, true},
+			{`{"n":{"title":"t","kind":"a","y":"s"}}`, false, false},
+		}},
+		{"inline struct embedding a definition", `#Base: {title: string}`, `{t: {#Base, id: string}, o?: {#Base, k: "v"}}`, []instance{
+			{`{"t":{"title":"a","id":"1"}}`, true, false},
+			{`{"t":{"title":"a","id":"1"},"o":{"title":"b","k":"v"}}`, true, false},
+			{`{"t":{"title":"a","id":"1"},"o":{"title":"b"}}`, false, true},
+			{`{"t":{"title":"a","id":"1","x":1}}`, false, false},
+			{`{"t":{"id":"1"}}`, false, false},
+			{`{"t":{"title":"a","id":"1"},"z":1}`, false, false},
+			{`{}`, false, false},
+		}},
+		{"inline embedding in an open struct", `#Base: {title: string}`, `{a: int, t: {#Base, id: string}, ...}`, []instance{
+			{`{"a":1,"t":{"title":"a","id":"1"},"z":1}`, true, false},
+			{`{"a":1,"t":{"title":"a"}}`, false, false},
+			{`{"a":1,"t":{"title":"a","id":"1","x":1}}`, false, false},
+		}},
+		{"nested inline embedding", `#Base: {title: string}`, `{x: {y: {t: {#Base, id: string}, k: "c"}}}`, []instance{
+			{`{"x":{"y":{"t":{"title":"a","id":"1"},"k":"c"}}}`, true, false},
+			{`{"x":{"y":{"t":{"title":"a","id":"1"}}}}`, false, true},
+			{`{"x":{"y":{"t":{"title":"a"},"k":"c"}}}`, false, false},
+		}},
+		{"not keeps CUE's meaning", "", `{n: matchN(0, [{a: int, b: "k"}])}`, []instance{
+			{`{"n":{"a":1,"b":"z"}}`, true, false},
+			{`{"n":{"a":1}}`, false, false},
+			{`{"n":{"a":1,"b":"k"}}`, false, false},
+		}},
 		{"patterns of both conjuncts", "", `{s: string & =~"a" & =~"b"}`, []instance{
 			{`{"s":"ab"}`, true, false},
 			{`{"s":"a"}`, false, false},
@@ -245,14 +300,51 @@ func TestUnrepresentable(t *testing.T) {
 	}
 }
 
-// TestGeneratorLostFields: a definition embedded in a field of a schema
-// makes Generate (cuelang.org/go v0.17.1) drop the struct's fields; that is
-// refused, not compiled into a schema that accepts or refuses everything.
-func TestGeneratorLostFields(t *testing.T) {
-	src := contractWith("", "#Base: {title: string}", `{t: {#Base, id: string}}`)
+// TestPatternEmbeddingRefused: cuelang.org/go v0.17.1 cannot evaluate a
+// regular-expression pattern constraint's value embedding a definition on
+// its own ("field not allowed"), so its regular fields cannot be made
+// required: refused, positioned at the struct, with a way out.
+func TestPatternEmbeddingRefused(t *testing.T) {
+	src := contractWith("", "#Base: {title: string}", `{[=~"^x_"]: {#Base, id: string}}`)
 	_, err := CompileFiles(context.Background(), map[string][]byte{"c.cue": []byte(src)})
-	if err == nil || !strings.Contains(err.Error(), `left out the fields "t"`) {
+	var ce *Error
+	if !errors.As(err, &ce) || len(ce.Diagnostics) != 1 {
 		t.Fatalf("got %v", err)
+	}
+	d := ce.Diagnostics[0]
+	if d.Rule != "json-schema" || !strings.Contains(d.Message, `pattern constraint [=~"^x_"] cannot be evaluated`) || d.Pos.File != "c.cue" || d.Pos.Line < 13 {
+		t.Fatalf("got %v at %v", d.Message, d.Pos)
+	}
+	// Declared as a definition, it compiles.
+	src = contractWith("", "#Base: {title: string}\n#T: {#Base, id: string}", `{[=~"^x_"]: #T}`)
+	if _, err := CompileFiles(context.Background(), map[string][]byte{"c.cue": []byte(src)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUnmatchedArmRefused: a union arm holding fields that the fix-ups
+// cannot match to a disjunct is refused with the disjunction's position,
+// not left with its regular fields optional.
+func TestUnmatchedArmRefused(t *testing.T) {
+	ctx := cuecontext.New()
+	v := ctx.CompileString("#S: {a: int, b: \"k\"} | {c: int}", cue.Filename("u.cue")).LookupPath(cue.ParsePath("#S"))
+	doc := map[string]any{"anyOf": []any{
+		map[string]any{"type": "object", "properties": map[string]any{"c": map[string]any{"type": "integer"}}, "required": []any{"c"}},
+		// An arm matching neither disjunct (say, a generator change).
+		map[string]any{"type": "object", "properties": map[string]any{"z": map[string]any{"const": "k"}}},
+	}}
+	regen := func(cue.Value) (generated, error) { return generated{doc: map[string]any{}}, nil }
+	err := fixSchema(generated{doc: doc}, v, regen)
+	var fe *fixError
+	if !errors.As(err, &fe) || !strings.Contains(fe.msg, "could not be matched to its disjunct") {
+		t.Fatalf("got %v", err)
+	}
+	if p := fe.pos.Position(); p.Filename != "u.cue" || p.Line != 1 {
+		t.Errorf("position %v, want u.cue:1", p)
+	}
+	// The arm that did match was fixed up.
+	if got := doc["anyOf"].([]any)[0].(map[string]any)["additionalProperties"]; got != false {
+		t.Errorf("matched arm not fixed up: %v", doc["anyOf"])
 	}
 }
 
