@@ -1,0 +1,112 @@
+package validate
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func mustCompile(t *testing.T, schema string) *Validator {
+	t.Helper()
+	v, err := Compile([]byte(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestValidateIssues(t *testing.T) {
+	v := mustCompile(t, `{"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100},"at":{"type":"string","format":"date-time"}},"required":["limit"],"additionalProperties":false}`)
+	for _, tc := range []struct {
+		in      string
+		ok      bool
+		path    string
+		keyword string
+	}{
+		{`{"limit": 20}`, true, "", ""},
+		{`{"limit": 0}`, false, "/limit", "minimum"},
+		{`{"limit": 101}`, false, "/limit", "maximum"},
+		{`{"limit": 2.5}`, false, "/limit", "type"},
+		{`{}`, false, "", "required"},
+		{`{"limit": 1, "x": 1}`, false, "", "additionalProperties"},
+		{`{"limit": 1, "at": "2024-01-02T03:04:05Z"}`, true, "", ""},
+		{`{"limit": 1, "at": "2024-01-02T03:04:60Z"}`, false, "/at", "format"},
+		{`{"limit": 1, "at": "2024-01-02"}`, false, "/at", "format"},
+	} {
+		val, err := DecodeJSON([]byte(tc.in), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = v.Validate(val)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: err=%v, want ok=%v", tc.in, err, tc.ok)
+			continue
+		}
+		if tc.ok {
+			continue
+		}
+		var ve *Error
+		if !errors.As(err, &ve) || len(ve.Issues) == 0 {
+			t.Fatalf("%s: %T %v", tc.in, err, err)
+		}
+		if got := ve.Issues[0]; got.Path != tc.path || got.Keyword != tc.keyword || got.Message == "" {
+			t.Errorf("%s: issue %+v, want path %q keyword %q", tc.in, got, tc.path, tc.keyword)
+		}
+	}
+}
+
+func TestDecodeJSON(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		ok      bool
+		tooDeep bool
+	}{
+		{`{"a":1}`, true, false},
+		{`  [1, 2]  `, true, false},
+		{`{"a":1,"a":2}`, false, false},
+		{`{"a":{"b":1},"b":{"b":2}}`, true, false},
+		{`{"\u0061":1,"a":2}`, false, false},
+		{`{"a":"x,\"a\":1"}`, true, false},
+		{strings.Repeat("[", 64) + strings.Repeat("]", 64), true, false},
+		{strings.Repeat("[", 65) + strings.Repeat("]", 65), false, true},
+		{`{"a":1} x`, false, false},
+		{"\"\xff\"", false, false},
+		{``, false, false},
+		{`{"a":`, false, false},
+	} {
+		_, err := DecodeJSON([]byte(tc.in), nil)
+		if (err == nil) != tc.ok {
+			t.Errorf("%q: err=%v, want ok=%v", tc.in, err, tc.ok)
+		}
+		var de *DecodeError
+		if err != nil && (!errors.As(err, &de) || de.TooDeep != tc.tooDeep) {
+			t.Errorf("%q: %#v, want DecodeError TooDeep=%v", tc.in, err, tc.tooDeep)
+		}
+	}
+}
+
+func TestCacheConcurrent(t *testing.T) {
+	var c Cache
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := c.Get("d1", []byte(`{"type":"string"}`))
+			if err != nil || v.Validate("x") != nil || v.Validate(true) == nil {
+				t.Error("cache validator wrong", err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func FuzzDecodeJSON(f *testing.F) {
+	for _, s := range []string{`{"a":[1,{"b":"c"}]}`, `[[[[]]]]`, `{"a":1,"a":2}`, `"\u00e9"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = DecodeJSON(b, &DecodeOptions{MaxDepth: 8})
+	})
+}
