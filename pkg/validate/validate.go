@@ -92,8 +92,9 @@ func Compile(schema []byte) (*Validator, error) {
 		return nil, fmt.Errorf("validate: schema is not JSON: %w", err)
 	}
 	c := newCompiler()
+	goTimeFormats(doc, c, map[string]bool{})
 	const url = "stitchkit:///schema.json"
-	if err := c.AddResource(url, doc); err != nil {
+	if err := c.AddResource(url, rewrite(doc)); err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}
 	s, err := c.Compile(url)
@@ -112,6 +113,8 @@ func newCompiler() *jsonschema.Compiler {
 	for _, f := range formats {
 		c.RegisterFormat(f)
 	}
+	c.AssertVocabs()
+	c.RegisterVocabulary(vocabulary)
 	return c
 }
 

@@ -91,7 +91,13 @@ func (w *walker) scalar(v, e cue.Value, path string, depth int, m mode) (any, in
 			w.bound(c, op, args, path, s)
 		case cue.NotEqualOp:
 			if len(args) == 1 && args[0].IsConcrete() {
-				extra = append(extra, map[string]any{"not": w.constant(args[0], path)})
+				// != compares values: 3.0 != 3 is false in CUE too.
+				c := w.constant(args[0], path)
+				if cm, ok := c.(map[string]any); ok && cm["const"] != nil {
+					delete(cm, "type")
+					delete(cm, "not")
+				}
+				extra = append(extra, map[string]any{"not": c})
 			} else {
 				w.refuse(c, path, fmt.Sprintf("the comparison %v", c), "JSON Schema cannot compare with a value that is not concrete", "compare with a constant")
 			}
@@ -208,12 +214,12 @@ func asList(v any) []any {
 // Schema number states exactly, with the format pkg/validate asserts for
 // them.
 var typeBounds = map[string]string{
-	">=-9223372036854775808":                     "int64",
-	"<=9223372036854775807":                      "int64",
-	"<=18446744073709551615":                     "uint64",
-	">=-170141183460469231731687303715884105728": "int128",
-	"<=170141183460469231731687303715884105727":  "int128",
-	"<=340282366920938463463374607431768211455":  "uint128",
+	">=-9223372036854775808":                            "int64",
+	"<=9223372036854775807":                             "int64",
+	"<=18446744073709551615":                            "uint64",
+	">=-170141183460469231731687303715884105728":        "int128",
+	"<=170141183460469231731687303715884105727":         "int128",
+	"<=340282366920938463463374607431768211455":         "uint128",
 	">=-1.797693134862315708145274237317043567981E+308": "double",
 	"<=1.797693134862315708145274237317043567981E+308":  "double",
 	">=-3.40282346638528859811704183484516925440E+38":   "float",
@@ -225,7 +231,19 @@ func typeBoundFormat(op cue.Op, text string) string {
 	if sym == "" {
 		return ""
 	}
-	return typeBounds[sym+strings.ToUpper(text)]
+	r, ok := new(big.Rat).SetString(text)
+	if !ok {
+		return ""
+	}
+	for k, f := range typeBounds {
+		if !strings.HasPrefix(k, sym) {
+			continue
+		}
+		if b, ok := new(big.Rat).SetString(k[2:]); ok && b.Cmp(r) == 0 {
+			return f
+		}
+	}
+	return ""
 }
 
 // numberText is the decimal text of a concrete CUE number.
@@ -376,11 +394,11 @@ func (w *walker) call(c cue.Value, args []cue.Value, path string, depth int, m m
 }
 
 var builtinDecisions = map[string]string{
-	"net.IP":      `it accepts IPv4 and IPv6 text and byte lists, which no JSON Schema format states exactly`,
-	"net.IPv4":    `Go's parser and the "ipv4" format differ`,
-	"net.IPv6":    `Go's parser and the "ipv6" format differ`,
-	"net.FQDN":    `the "hostname" format refuses the trailing-dot names FQDN accepts`,
-	"uuid.Valid":  `it also accepts "urn:uuid:", braced and unhyphenated forms`,
+	"net.IP":            `it accepts IPv4 and IPv6 text and byte lists, which no JSON Schema format states exactly`,
+	"net.IPv4":          `Go's parser and the "ipv4" format differ`,
+	"net.IPv6":          `Go's parser and the "ipv6" format differ`,
+	"net.FQDN":          `the "hostname" format refuses the trailing-dot names FQDN accepts`,
+	"uuid.Valid":        `it also accepts "urn:uuid:", braced and unhyphenated forms`,
 	"strings.HasPrefix": "JSON Schema states prefixes only as regular expressions",
 	"strings.HasSuffix": "JSON Schema states suffixes only as regular expressions",
 	"strings.Contains":  "JSON Schema states substrings only as regular expressions",

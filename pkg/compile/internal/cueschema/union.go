@@ -40,11 +40,7 @@ type arm struct {
 
 func (w *walker) union(v, d cue.Value, hasDefault bool, path string, depth int, m mode) (any, info) {
 	e := v.Eval()
-	op, args := e.Expr()
-	if hasDefault && op != cue.OrOp && v.IncompleteKind() == cue.ListKind {
-		// An open list's "default" is the empty list: not a disjunction.
-		return w.list(v, path, depth, m)
-	}
+	_, args := e.Expr()
 	if len(args) > maxUnionArms {
 		w.refuse(v, path, fmt.Sprintf("a disjunction of %d arms", len(args)), fmt.Sprintf("more than %d arms", maxUnionArms), "split it into named definitions")
 		return false, info{}
@@ -176,6 +172,11 @@ func sameValue(a, b cue.Value) bool {
 	}
 	if a.Pos() != b.Pos() {
 		return false
+	}
+	if a.IncompleteKind() == cue.ListKind || b.IncompleteKind() == cue.ListKind {
+		if fixedLen(a) != fixedLen(b) || a.LookupPath(cue.MakePath(cue.AnyIndex)).Exists() != b.LookupPath(cue.MakePath(cue.AnyIndex)).Exists() {
+			return false
+		}
 	}
 	return a.Subsume(b) == nil && b.Subsume(a) == nil
 }

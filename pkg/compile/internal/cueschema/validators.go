@@ -81,14 +81,33 @@ func (w *walker) listValidators(v cue.Value, path string, depth int, m mode, out
 // needs a concrete value (matchN on a struct of optional fields): its
 // conjuncts say what kind it is.
 func (w *walker) validated(v cue.Value, path string, depth int, m mode) (any, info) {
-	op, args := v.Expr()
+	if err := v.Err(); err != nil && strings.Contains(err.Error(), "cannot reference optional field") {
+		// A reference to an optional field (year?: #Book.year): CUE
+		// refuses every value of it, so the field must be absent.
+		return false, info{exact: true}
+	}
 	kind := cue.TopKind
-	if op == cue.AndOp {
-		for _, a := range args {
-			if o, _ := a.Expr(); o == cue.CallOp {
-				continue
+	var base []cue.Value
+	var kinds func(c cue.Value, d int)
+	kinds = func(c cue.Value, d int) {
+		op, args := c.Expr()
+		switch {
+		case d > MaxDepth || op == cue.CallOp:
+		case op == cue.AndOp:
+			for _, a := range args {
+				kinds(a, d+1)
 			}
-			kind &= a.IncompleteKind()
+		default:
+			kind &= c.IncompleteKind()
+			base = append(base, c)
+		}
+	}
+	kinds(v, 0)
+	elems := v
+	if len(base) > 0 {
+		elems = base[0]
+		for _, b := range base[1:] {
+			elems = elems.Unify(b)
 		}
 	}
 	switch kind {
@@ -97,7 +116,7 @@ func (w *walker) validated(v cue.Value, path string, depth int, m mode) (any, in
 		inf.complete = false
 		return s, inf
 	case cue.ListKind:
-		s, inf := w.list(v, path, depth, m)
+		s, inf := w.list(v, elems, path, depth, m)
 		inf.complete = false
 		return s, inf
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strings"
 
@@ -84,29 +85,40 @@ func (w *walker) valueInfo(v cue.Value, path string, depth int, m mode) (any, in
 			return s, info{complete: false, exact: false}
 		}
 	}
-	if err := v.Err(); err != nil && v.Validate() != nil {
+	if err := v.Err(); err != nil {
+		if v.Validate() == nil || hasCall(v, 0) {
+			// A struct or list validator that fails on the value as
+			// written (matchN on a struct of optional fields): the
+			// conjuncts say what it is.
+			return w.validated(v, path, depth, m)
+		}
 		// A conflict: no value is accepted (an optional field x?: _|_
 		// forbids x).
 		return false, info{exact: true}
 	}
+	e := v.Eval()
+	op, args := e.Expr()
+	if op != cue.OrOp && v.IncompleteKind() == cue.ListKind {
+		// An open list's "default" is the empty list, and *[] | [...T]
+		// is [...T] (its evaluated form): not a disjunction.
+		elems := v
+		if op == cue.NoOp && len(args) == 1 && !v.LookupPath(cue.MakePath(cue.AnyIndex)).Exists() && fixedLen(v) == 0 && args[0].LookupPath(cue.MakePath(cue.AnyIndex)).Exists() {
+			elems = args[0]
+		}
+		return w.list(v, elems, path, depth, m)
+	}
 	if d, ok := v.Default(); ok {
 		return w.union(v, d, true, path, depth, m)
 	}
-	e := v.Eval()
-	op, args := e.Expr()
 	if op == cue.OrOp {
 		return w.union(v, cue.Value{}, false, path, depth, m)
 	}
-	_ = args
 	switch k := v.IncompleteKind(); {
 	case k == cue.StructKind:
 		return w.structure(v, path, depth, m)
 	case k == cue.ListKind:
-		return w.list(v, path, depth, m)
+		return w.list(v, v, path, depth, m)
 	case k == cue.BottomKind:
-		// A struct or list validator that fails on the value as written
-		// (matchN on a struct of optional fields): the conjuncts say
-		// what it is.
 		return w.validated(v, path, depth, m)
 	}
 	return w.scalar(v, e, path, depth, m)
@@ -240,6 +252,14 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 			re, ok := w.labelPattern(sel.Pattern(), path)
 			if !ok {
 				continue
+			}
+			// The pattern's value alone has lost the closedness of its
+			// context: a label it selects, filled in, has it back.
+			if probe, ok := patternProbe(sel.Pattern(), re, v); ok {
+				filled := v.FillPath(cue.MakePath(cue.Str(probe)), v.Context().CompileString("_"))
+				if pv := filled.LookupPath(cue.MakePath(cue.Str(probe))); pv.Exists() {
+					fv = pv
+				}
 			}
 			ps := w.value(fv, joinPath(path, "["+fmt.Sprint(sel.Pattern())+"]"), depth+1, m)
 			if re == "" {
@@ -477,15 +497,16 @@ func (w *walker) labelPattern(p cue.Value, path string) (string, bool) {
 	return "", false
 }
 
-// list translates a list value.
-func (w *walker) list(v cue.Value, path string, depth int, m mode) (any, info) {
+// list translates a list value: validators come from v, elements from
+// elems (the evaluated list when v is *[] | [...T]).
+func (w *walker) list(v, elems cue.Value, path string, depth int, m mode) (any, info) {
 	s := map[string]any{"type": "array"}
 	inf := info{complete: true, exact: true}
 	var all []any
 	w.listValidators(v, path, depth, m, &all, &inf)
 	var prefix []any
 	for i := 0; ; i++ {
-		ev := v.LookupPath(cue.MakePath(cue.Index(i)))
+		ev := elems.LookupPath(cue.MakePath(cue.Index(i)))
 		if !ev.Exists() {
 			break
 		}
@@ -502,7 +523,7 @@ func (w *walker) list(v cue.Value, path string, depth int, m mode) (any, info) {
 		}
 		prefix = append(prefix, es)
 	}
-	rest := v.LookupPath(cue.MakePath(cue.AnyIndex))
+	rest := elems.LookupPath(cue.MakePath(cue.AnyIndex))
 	if len(prefix) > 0 {
 		s["prefixItems"] = prefix
 		s["minItems"] = json.Number(fmt.Sprint(len(prefix)))
@@ -529,3 +550,77 @@ func oneLine(err error) string {
 }
 
 var _ = token.NoPos
+
+// patternProbe returns a label the pattern selects that v does not
+// declare.
+func patternProbe(p cue.Value, re string, v cue.Value) (string, bool) {
+	var cands []string
+	if re == "" {
+		cands = probes
+	} else if r, err := regexp.Compile(re); err == nil {
+		if tree, err := syntax.Parse(re, syntax.Perl); err == nil {
+			cands = append(cands, sampleMatch(tree.Simplify()))
+		}
+		cands = append(cands, probes...)
+		var ok []string
+		for _, c := range cands {
+			if r.MatchString(c) {
+				ok = append(ok, c)
+			}
+		}
+		cands = ok
+	}
+	for _, c := range cands {
+		if !v.LookupPath(cue.MakePath(cue.Str(c))).Exists() {
+			return c, true
+		}
+	}
+	return "", false
+}
+
+// sampleMatch builds a short string the regular expression matches (best
+// effort; the caller checks it).
+func sampleMatch(re *syntax.Regexp) string {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return string(re.Rune)
+	case syntax.OpCharClass:
+		if len(re.Rune) > 0 {
+			return string(re.Rune[0])
+		}
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return "a"
+	case syntax.OpCapture, syntax.OpPlus:
+		return sampleMatch(re.Sub[0])
+	case syntax.OpRepeat:
+		return strings.Repeat(sampleMatch(re.Sub[0]), re.Min)
+	case syntax.OpConcat:
+		var b strings.Builder
+		for _, s := range re.Sub {
+			b.WriteString(sampleMatch(s))
+		}
+		return b.String()
+	case syntax.OpAlternate:
+		return sampleMatch(re.Sub[0])
+	}
+	return ""
+}
+
+// hasCall reports whether a conjunct of v is a validator call.
+func hasCall(v cue.Value, depth int) bool {
+	if depth > 4 {
+		return false
+	}
+	op, args := v.Expr()
+	switch op {
+	case cue.CallOp:
+		return true
+	case cue.AndOp:
+		for _, a := range args {
+			if hasCall(a, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
