@@ -153,7 +153,7 @@ func New(opts *Options) *Translator {
 // returns an *[Error] when v holds constructs JSON Schema cannot state
 // exactly.
 func (t *Translator) Schema(v cue.Value) (doc map[string]any, err error) {
-	w := &walker{t: t, refs: map[string]bool{}}
+	w := &walker{t: t, refs: map[string]bool{}, root: v.Path().String()}
 	s := w.value(v, "", 0, modeFull)
 	// Translate the definitions the schema refers to (and theirs).
 	for changed := true; changed; {
@@ -200,6 +200,9 @@ func (t *Translator) Schema(v cue.Value) (doc map[string]any, err error) {
 		return nil, &Error{Refusals: dedupRefusals(refusals)}
 	}
 	doc = asObject(s)
+	if d := w.doc(v); d != "" {
+		doc["description"] = d
+	}
 	if len(defs) > 0 {
 		doc["$defs"] = defs
 	}
@@ -236,8 +239,11 @@ func dedupRefusals(rs []*Refusal) []*Refusal {
 
 func (t *Translator) translateDef(e *defEntry) {
 	e.done = true
-	w := &walker{t: t, refs: map[string]bool{}, inDef: e}
+	w := &walker{t: t, refs: map[string]bool{}, inDef: e, root: e.value.Path().String()}
 	e.schema = w.value(e.value, "", 0, modeFull)
+	if d := w.doc(e.value); d != "" {
+		e.schema = withKeyword(e.schema, "description", d)
+	}
 	e.refusals = w.refusals
 	for k := range w.refs {
 		e.deps = append(e.deps, k)
@@ -249,7 +255,7 @@ func (t *Translator) translateDef(e *defEntry) {
 
 func (t *Translator) translatePartial(e *defEntry) {
 	e.pdone = true
-	w := &walker{t: t, refs: map[string]bool{}, inDef: e}
+	w := &walker{t: t, refs: map[string]bool{}, inDef: e, root: e.value.Path().String()}
 	e.partial = w.value(e.value, "", 0, modePartial)
 	for k := range w.prefs {
 		e.pdeps = append(e.pdeps, k)

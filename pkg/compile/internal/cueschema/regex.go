@@ -2,6 +2,7 @@ package cueschema
 
 import (
 	"fmt"
+	"regexp"
 	"regexp/syntax"
 	"strings"
 	"unicode"
@@ -33,6 +34,9 @@ func (w *walker) portableRegexp(at cue.Value, path, re string) (string, bool) {
 // PortableRegexp returns a pattern that means in ECMA-262 (u flag) what re
 // means in Go RE2, or a reason it has none.
 func PortableRegexp(re string) (string, string) {
+	if _, err := regexp.Compile(re); err != nil {
+		return "", "it is not a valid Go regular expression: " + err.Error()
+	}
 	if portableSyntax(re) {
 		return re, ""
 	}

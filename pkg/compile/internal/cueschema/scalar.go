@@ -131,6 +131,8 @@ func (w *walker) scalar(v, e cue.Value, path string, depth int, m mode) (any, in
 // mergeInto adds each schema of extra to s, as keywords when s does not
 // have them yet, else as allOf members.
 func mergeInto(s map[string]any, extra []any) any {
+	// The order constraints are written in must not reach the schema.
+	sortByCanonical(extra)
 	var rest []any
 	for _, x := range extra {
 		xm, ok := x.(map[string]any)

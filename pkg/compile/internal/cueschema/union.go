@@ -39,6 +39,15 @@ type arm struct {
 }
 
 func (w *walker) union(v, d cue.Value, hasDefault bool, path string, depth int, m mode) (any, info) {
+	if sop, src := v.Expr(); sop == cue.OrOp && w.root != "" {
+		// An arm referring to a sibling field (b: *a | int) makes the
+		// field equal to it: no JSON Schema says that.
+		for _, a := range src {
+			if w.siblingRef(a, path) {
+				return false, info{}
+			}
+		}
+	}
 	e := v.Eval()
 	_, args := e.Expr()
 	if len(args) > maxUnionArms {
@@ -67,13 +76,23 @@ func (w *walker) union(v, d cue.Value, hasDefault bool, path string, depth int, 
 			arms = append(arms, &arm{v: a})
 		}
 	}
-	for _, dv := range defs {
-		arms = append(arms, &arm{v: dv, isDef: true})
-	}
 	scalar := true
-	for _, a := range arms {
-		if a.v.IncompleteKind()&(cue.StructKind|cue.ListKind) != 0 {
+	for _, a := range append(slices.Clone(args), defs...) {
+		if a.IncompleteKind()&(cue.StructKind|cue.ListKind) != 0 {
 			scalar = false
+		}
+	}
+	if !scalar {
+		// Default arms decide ambiguity between struct and list arms;
+		// for scalars the evaluated arms (defaults the others subsume
+		// left out) are exact.
+		for _, dv := range defs {
+			arms = append(arms, &arm{v: dv, isDef: true})
+		}
+	} else {
+		arms = arms[:0]
+		for _, a := range args {
+			arms = append(arms, &arm{v: a})
 		}
 	}
 	inf := info{exact: true}
@@ -202,46 +221,36 @@ func anyOf(l []any) any {
 	if len(flat) == 0 {
 		return false
 	}
-	// Constants of one kind: an enum.
-	var vals []any
-	typ := ""
-	enum := true
+	// Constants: one enum per "type" they carry (integer constants carry
+	// one, strings and booleans none).
+	groups := map[string][]any{}
+	var rest []any
 	for _, s := range flat {
 		m, ok := s.(map[string]any)
-		if !ok {
-			enum = false
-			break
-		}
 		c, has := m["const"]
 		t, _ := m["type"].(string)
 		_, not := m["not"]
-		if !has || not || len(m) > 2 || len(m) == 2 && t == "" {
-			enum = false
-			break
+		if !ok || !has || not || len(m) > 2 || len(m) == 2 && t == "" {
+			rest = append(rest, s)
+			continue
 		}
-		if typ == "" {
-			typ = t
-		} else if typ != t {
-			enum = false
-			break
-		}
-		vals = append(vals, c)
+		groups[t] = append(groups[t], c)
 	}
-	if enum && len(flat) > 1 {
+	for t, vals := range groups {
 		sortByCanonical(vals)
 		vals = slices.CompactFunc(vals, func(a, b any) bool { return jsonEqual(a, b) })
-		s := map[string]any{"enum": vals}
-		if typ != "" {
-			s["type"] = typ
-		}
+		var g map[string]any
 		if len(vals) == 1 {
-			s = map[string]any{"const": vals[0]}
-			if typ != "" {
-				s["type"] = typ
-			}
+			g = map[string]any{"const": vals[0]}
+		} else {
+			g = map[string]any{"enum": vals}
 		}
-		return s
+		if t != "" {
+			g["type"] = t
+		}
+		rest = append(rest, g)
 	}
+	flat = rest
 	if len(flat) == 1 {
 		return flat[0]
 	}

@@ -38,6 +38,25 @@ type walker struct {
 	refusals []*Refusal
 	inDef    *defEntry
 	deep     bool
+	// root is the path of the value being translated: a reference to a
+	// regular field below it is a reference to a sibling value.
+	root string
+}
+
+// siblingRef refuses v when it is a reference to a regular field of the
+// value being translated ({a: int, b: a}): CUE requires the two to be
+// equal, which JSON Schema cannot say.
+func (w *walker) siblingRef(v cue.Value, path string) bool {
+	if w.root == "" {
+		return false
+	}
+	_, p := v.ReferencePath()
+	ps := p.String()
+	if ps == "" || !strings.HasPrefix(ps, w.root+".") {
+		return false
+	}
+	w.refuse(v, path, fmt.Sprintf("the reference to %s", ps), "a reference to a sibling value cannot be expressed in JSON Schema (CUE requires both fields to be equal)", "repeat the constraint, or name it as a definition and refer to that")
+	return true
 }
 
 func (w *walker) refuse(v cue.Value, path, construct, msg, hint string) {
@@ -83,6 +102,9 @@ func (w *walker) valueInfo(v cue.Value, path string, depth int, m mode) (any, in
 	if depth > 0 {
 		if s, ok := w.defRef(v, m); ok {
 			return s, info{complete: false, exact: false}
+		}
+		if w.siblingRef(v, path) {
+			return false, info{}
 		}
 	}
 	if err := v.Err(); err != nil {
@@ -280,8 +302,13 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 		}
 		switch sel.ConstraintType() {
 		case cue.OptionalConstraint:
-			if d, ok := w.defaultOf(fv, fi); ok {
-				ps = withKeyword(ps, "default", d)
+			// Only a default written as one (*x | …): CUE leaves an
+			// absent optional field absent, but the default documents
+			// what the application assumes.
+			if explicitDefault(fv) {
+				if d, ok := w.defaultOf(fv, fi); ok {
+					ps = withKeyword(ps, "default", d)
+				}
 			}
 		case cue.RequiredConstraint:
 			inf.complete = false
@@ -301,6 +328,9 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 					required = append(required, name)
 				}
 			}
+		}
+		if d := w.doc(fv); d != "" {
+			ps = withKeyword(ps, "description", d)
 		}
 		props[name] = ps
 	}
@@ -340,9 +370,24 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 		s["additionalProperties"] = false
 	}
 	if len(all) > 0 {
-		return conjoinAll(s, all), inf
+		return mergeInto(s, all), inf
 	}
 	return s, inf
+}
+
+// explicitDefault reports whether v is a disjunction with a default
+// (an open list's implied default, the empty list, does not count).
+func explicitDefault(v cue.Value) bool {
+	if _, ok := v.Default(); !ok {
+		return false
+	}
+	op, args := v.Eval().Expr()
+	if op == cue.OrOp {
+		return true
+	}
+	// *20 | int & >=1: the evaluated form drops the default the other
+	// arm subsumes.
+	return v.IncompleteKind() != cue.ListKind && v.IncompleteKind() != cue.StructKind && len(args) == 1
 }
 
 // pattern is a translated pattern constraint: re selects the labels ("" =
@@ -440,11 +485,16 @@ func conjoin(a, b any) any {
 	if aok && bok && len(bm) == 0 {
 		return a
 	}
+	var l []any
 	if aok && len(am) == 1 && am["allOf"] != nil {
-		l := slices.Clone(am["allOf"].([]any))
-		return map[string]any{"allOf": append(l, b)}
+		l = slices.Clone(am["allOf"].([]any))
+	} else {
+		l = []any{a}
 	}
-	return map[string]any{"allOf": []any{a, b}}
+	l = append(l, b)
+	// The order conjuncts are written in must not reach the schema.
+	sortByCanonical(l)
+	return map[string]any{"allOf": l}
 }
 
 // conjoinAll adds the schemas in extra to s as allOf members.
@@ -540,7 +590,7 @@ func (w *walker) list(v, elems cue.Value, path string, depth int, m mode) (any, 
 		s["items"] = false
 	}
 	if len(all) > 0 {
-		return conjoinAll(s, all), inf
+		return mergeInto(s, all), inf
 	}
 	return s, inf
 }
@@ -623,4 +673,18 @@ func hasCall(v cue.Value, depth int) bool {
 		}
 	}
 	return false
+}
+
+// doc returns the doc comments of v as a description ("" when none, or
+// when the Translator's DropDoc drops them all).
+func (w *walker) doc(v cue.Value) string {
+	var parts []string
+	for _, cg := range v.Doc() {
+		t := strings.TrimSpace(cg.Text())
+		if t == "" || w.t.opts.DropDoc != nil && w.t.opts.DropDoc(t) || slices.Contains(parts, t) {
+			continue
+		}
+		parts = append(parts, t)
+	}
+	return strings.Join(parts, "\n\n")
 }
