@@ -121,7 +121,11 @@ func (w *walker) validated(v cue.Value, path string, depth int, m mode) (any, in
 		return s, inf
 	}
 	if err := v.Err(); err != nil {
-		w.refuse(v, path, fmt.Sprintf("the value %v", v), "CUE cannot evaluate it on its own: "+oneLine(err), "name the value as a definition")
+		if strings.Contains(err.Error(), "non-concrete value") {
+			w.refuse(v, path, fmt.Sprintf("the value %v", v), "it depends on another field's value (a reference to a sibling value), which JSON Schema cannot express", "compare with a constant, or repeat the constraint")
+		} else {
+			w.refuse(v, path, fmt.Sprintf("the value %v", v), "CUE cannot evaluate it on its own: "+oneLine(err), "name the value as a definition")
+		}
 	}
 	return false, info{}
 }

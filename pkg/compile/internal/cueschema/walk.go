@@ -100,7 +100,7 @@ func (w *walker) valueInfo(v cue.Value, path string, depth int, m mode) (any, in
 		return true, info{}
 	}
 	if depth > 0 {
-		if s, ok := w.defRef(v, m); ok {
+		if s, ok := w.defRef(v, m, depth); ok {
 			return s, info{complete: false, exact: false}
 		}
 		if w.siblingRef(v, path) {
@@ -160,8 +160,25 @@ func defKey(root cue.Value, p cue.Path) string {
 
 // defRef returns the $ref to a definition when v is exactly a reference
 // to one.
-func (w *walker) defRef(v cue.Value, m mode) (any, bool) {
+func (w *walker) defRef(v cue.Value, m mode, depth int) (any, bool) {
 	root, p := v.ReferencePath()
+	if !root.Exists() && depth == 1 {
+		// An element of a tuple (#args: [#Task]) is the reference and
+		// the contract language's placeholder (_): look past the
+		// placeholder (only here: Expr costs).
+		if op, args := v.Expr(); op == cue.AndOp {
+			var keep []cue.Value
+			for _, a := range args {
+				if a.IncompleteKind() == cue.TopKind && !a.IsConcrete() {
+					continue
+				}
+				keep = append(keep, a)
+			}
+			if len(keep) == 1 {
+				root, p = keep[0].ReferencePath()
+			}
+		}
+	}
 	if !root.Exists() {
 		return nil, false
 	}
