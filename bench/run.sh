@@ -14,7 +14,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 COUNT="${BENCH_COUNT:-5}"
 COMPARISONS=(
+	"compile-vs-cue-vet BenchmarkCompileVsCUEVet 2.0 ./bench"
 	"compile-vs-cue-export BenchmarkCompileVsCUEExport 2.0 ./bench"
+	"compile-vs-cue-jsonschema BenchmarkCompileVsCUEJSONSchema 0.5 ./bench"
 )
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 for row in "${COMPARISONS[@]}"; do
