@@ -230,7 +230,8 @@ var typeBounds = map[string]string{
 
 func typeBoundFormat(op cue.Op, text string) string {
 	sym := map[cue.Op]string{cue.GreaterThanEqualOp: ">=", cue.LessThanEqualOp: "<="}[op]
-	if sym == "" {
+	if sym == "" || len(text) < 16 {
+		// Every bound of the table has 19 characters or more.
 		return ""
 	}
 	r, ok := new(big.Rat).SetString(text)
@@ -261,6 +262,9 @@ func numberText(v cue.Value) string {
 // canonical JSON (IEEE double, shortest round trip) with its exact value,
 // or returns "".
 func numberProblem(s string) string {
+	if len(s) <= 15 && !strings.ContainsAny(s, ".eE") {
+		return "" // an integer within ±10^15: exact in a double
+	}
 	canon, err := graph.Canonical(json.Number(s))
 	if err != nil {
 		return fmt.Sprintf("the number %s cannot be written as JSON (%v)", s, err)

@@ -2,6 +2,8 @@ package cueschema
 
 import (
 	"encoding/json"
+
+	"cuelang.org/go/cue/ast"
 	"fmt"
 	"strings"
 
@@ -51,6 +53,9 @@ func (w *walker) conjunctValidators(v cue.Value, depth int, out *[]cue.Value) {
 }
 
 func (w *walker) translateValidators(v cue.Value, path string, depth int, m mode, out *[]any, inf *info) {
+	if plainLiteral(v) {
+		return
+	}
 	var vs []cue.Value
 	w.conjunctValidators(v, 0, &vs)
 	seen := map[string]bool{}
@@ -254,3 +259,27 @@ func (w *walker) listMatchN(c cue.Value, params []cue.Value, path string, depth 
 }
 
 var _ = strings.TrimSpace
+
+// plainLiteral reports whether v is one struct or list literal without
+// embeddings: it carries no validator, and Expr need not be asked.
+func plainLiteral(v cue.Value) bool {
+	src := v.Source()
+	if f, ok := src.(*ast.Field); ok {
+		src = f.Value
+	}
+	switch x := src.(type) {
+	case *ast.StructLit:
+		for _, d := range x.Elts {
+			if _, ok := d.(*ast.EmbedDecl); ok {
+				return false
+			}
+			if _, ok := d.(*ast.Comprehension); ok {
+				return false
+			}
+		}
+		return true
+	case *ast.ListLit:
+		return true
+	}
+	return false
+}

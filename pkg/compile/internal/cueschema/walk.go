@@ -2,6 +2,8 @@ package cueschema
 
 import (
 	"encoding/json"
+
+	"cuelang.org/go/cue/ast"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -47,7 +49,7 @@ type walker struct {
 // value being translated ({a: int, b: a}): CUE requires the two to be
 // equal, which JSON Schema cannot say.
 func (w *walker) siblingRef(v cue.Value, path string) bool {
-	if w.root == "" {
+	if w.root == "" || literal(v) {
 		return false
 	}
 	_, p := v.ReferencePath()
@@ -161,6 +163,9 @@ func defKey(root cue.Value, p cue.Path) string {
 // defRef returns the $ref to a definition when v is exactly a reference
 // to one.
 func (w *walker) defRef(v cue.Value, m mode, depth int) (any, bool) {
+	if literal(v) {
+		return nil, false
+	}
 	root, p := v.ReferencePath()
 	if !root.Exists() && depth == 1 {
 		// An element of a tuple (#args: [#Task]) is the reference and
@@ -704,4 +709,24 @@ func (w *walker) doc(v cue.Value) string {
 		parts = append(parts, t)
 	}
 	return strings.Join(parts, "\n\n")
+}
+
+// literal reports whether v is written as a literal (a struct, list,
+// number, string, or an operator on literals), so it cannot be a
+// reference: asking CUE for its reference path costs.
+func literal(v cue.Value) bool {
+	src := v.Source()
+	if f, ok := src.(*ast.Field); ok {
+		src = f.Value
+	}
+	switch x := src.(type) {
+	case *ast.StructLit, *ast.ListLit, *ast.BasicLit:
+		return true
+	case *ast.UnaryExpr:
+		_, lit := x.X.(*ast.BasicLit)
+		return lit
+	case *ast.BinaryExpr:
+		return false
+	}
+	return false
 }
