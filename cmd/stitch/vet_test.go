@@ -111,11 +111,44 @@ func TestVetExamples(t *testing.T) {
 
 func TestVetUsage(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"vet"}, &stdout, &stderr); code != exitUsage {
-		t.Errorf("vet without DIR: exit %d, want %d", code, exitUsage)
+	if code := run([]string{"vet", "a", "b"}, &stdout, &stderr); code != exitUsage {
+		t.Errorf("vet with two DIRs: exit %d, want %d", code, exitUsage)
 	}
 	if code := run([]string{"vet", filepath.Join(t.TempDir(), "missing")}, &stdout, &stderr); code != exitFailure {
 		t.Errorf("vet of a missing dir: exit %d, want %d", code, exitFailure)
+	}
+}
+
+// TestDefaultDir: every command taking one contract directory uses the
+// current directory when none is given, with the same output (and
+// diagnostics naming files relative to it).
+func TestDefaultDir(t *testing.T) {
+	minimal, err := filepath.Abs("../../examples/minimal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"vet", "compile", "manifest", "openapi", "asyncapi"} {
+		var given, stderr bytes.Buffer
+		if code := run([]string{cmd, minimal}, &given, &stderr); code != exitOK {
+			t.Fatalf("%s DIR: exit %d\n%s", cmd, code, stderr.String())
+		}
+		t.Run(cmd, func(t *testing.T) {
+			t.Chdir(minimal)
+			var dot bytes.Buffer
+			if code := run([]string{cmd}, &dot, &stderr); code != exitOK {
+				t.Fatalf("%s: exit %d\n%s", cmd, code, stderr.String())
+			}
+			if !bytes.Equal(dot.Bytes(), given.Bytes()) || dot.Len() == 0 {
+				t.Errorf("%s without DIR printed %q, with DIR %q", cmd, dot.String(), given.String())
+			}
+		})
+	}
+	bad := filepath.Join(t.TempDir(), "bad")
+	writeFile(t, filepath.Join(bad, "c.cue"), []byte("package c\n\nimport \"stitchkit.dev/stitchkit/schema\"\n\nschema.#Contract & {name: \"c\", version: \"1.0.0\", errors: X_Y: {status: 600, message: \"m\"}}\n"))
+	t.Chdir(bad)
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"vet"}, &stdout, &stderr); code != exitFailure || !strings.HasPrefix(stderr.String(), "c.cue:5:") {
+		t.Errorf("vet in a broken contract: exit %d, stderr %q", code, stderr.String())
 	}
 }
 

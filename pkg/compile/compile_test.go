@@ -189,6 +189,25 @@ func TestGraphHasNoCUE(t *testing.T) {
 	}
 }
 
+// TestNoProjectorImport: the data path runs one way — the compiler
+// produces the graph and never reaches forward into the projector (the
+// checks that need projections live in pkg/check, above both).
+func TestNoProjectorImport(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal("go is not on PATH")
+	}
+	out, err := exec.Command(goBin, "list", "-deps", "stitchkit.dev/stitchkit/pkg/compile").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "stitchkit.dev/stitchkit/pkg/") && line != "stitchkit.dev/stitchkit/pkg/graph" && line != "stitchkit.dev/stitchkit/pkg/compile" {
+			t.Errorf("pkg/compile depends on %s", line)
+		}
+	}
+}
+
 func compileSrc(t *testing.T, src string) []Diagnostic {
 	t.Helper()
 	_, err := CompileFiles(context.Background(), map[string][]byte{"c.cue": []byte(src)})
@@ -279,7 +298,8 @@ func TestAllDiagnosticsReported(t *testing.T) {
 	for _, d := range ds {
 		rules = append(rules, d.Rule)
 	}
-	want := []string{"params-cover-path", "undeclared-error", "duplicate-route"}
+	// duplicate-route needs the projector: pkg/check reports it.
+	want := []string{"params-cover-path", "undeclared-error"}
 	for _, w := range want {
 		if !slices.Contains(rules, w) {
 			t.Errorf("missing %s in %v", w, ds)
