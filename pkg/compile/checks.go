@@ -341,6 +341,7 @@ func scalarKind(k cue.Kind) bool {
 // checks runs the whole-graph checks.
 func (c *compiler) checks() {
 	g := c.g
+	c.checkDefinitionFields()
 	// Framework codes keep their status.
 	for _, e := range g.Errors {
 		if fw, ok := graph.FrameworkError(e.Code); ok && fw.Status != e.Status {

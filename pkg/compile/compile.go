@@ -828,9 +828,8 @@ func (c *compiler) reportPath(pos graph.Pos, path, rule, format string, args ...
 // declarationConflict returns the places of a conflict between values the
 // contract itself declares for one field in several places — a
 // "conflicting values" error at a path the contract's files declare more
-// than once, none of whose values comes from the contract language —
-// first the one errorPos would pick, then the others in source order; nil
-// for any other error.
+// than once, none of whose values comes from the contract language — in
+// source order, one per declaration; nil for any other error.
 func (c *compiler) declarationConflict(e cueerrors.Error) []graph.Pos {
 	format, _ := e.Msg()
 	if !strings.HasPrefix(format, "conflicting values ") || c.index == nil {
@@ -950,7 +949,9 @@ func (c *compiler) cueErrors(err error) {
 		if format == "field not allowed" {
 			if rule := keyRule(e.Path()); rule != "" {
 				msg += ": " + rule
-			} else if hint := c.didYouMean(e.Path()); hint != "" {
+			} else if hint := c.didYouMean(e.Path()); strings.HasPrefix(hint, "#") {
+				msg += fmt.Sprintf(": did you mean %s? (schemas are definition fields, written with #)", hint)
+			} else if hint != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", hint)
 			}
 		}
@@ -1078,14 +1079,19 @@ func (c *compiler) didYouMean(path []string) string {
 			sels = append(sels, cue.Str(p))
 		}
 	}
-	iter, err := c.closed.LookupPath(cue.MakePath(sels...)).Fields(cue.Optional(true))
+	parent := c.closed.LookupPath(cue.MakePath(sels...))
+	iter, err := parent.Fields(cue.Optional(true))
 	if err != nil && c.contract.Exists() {
 		// The parent itself failed (the refused field makes it bottom):
 		// ask the contract language.
-		iter, err = c.contract.LookupPath(cue.MakePath(sels...)).Fields(cue.Optional(true))
+		parent = c.contract.LookupPath(cue.MakePath(sels...))
+		iter, err = parent.Fields(cue.Optional(true))
 	}
 	if err != nil {
 		return ""
+	}
+	if def := definitionHint(parent, bad); def != "" {
+		return def // output: for #output
 	}
 	best, bestDist, prefix := "", 3, ""
 	for iter.Next() {

@@ -225,7 +225,15 @@ const header = "package c\n\nimport \"stitchkit.dev/stitchkit/schema\"\n\nschema
 
 func schemaOf(t *testing.T, def string) map[string]any {
 	t.Helper()
-	g, err := CompileFiles(context.Background(), map[string][]byte{"c.cue": []byte(header +
+	return schemaWith(t, "", def)
+}
+
+// schemaWith is schemaOf with root declarations (definitions the schema
+// refers to) placed before the contract.
+func schemaWith(t *testing.T, decls, def string) map[string]any {
+	t.Helper()
+	src := strings.Replace(header, "schema.#Contract & {", decls+"\nschema.#Contract & {", 1)
+	g, err := CompileFiles(context.Background(), map[string][]byte{"c.cue": []byte(src +
 		"\tservices: s: operations: op: {method: \"POST\", path: \"/\", desc: \"d\", #input: " + def + "}\n}\n")})
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +254,7 @@ func TestNormalisation(t *testing.T) {
 	if m["$schema"] != jsonSchemaDialect || m["description"] != nil {
 		t.Errorf("root: %v", m)
 	}
-	m = schemaOf(t, "#T\n#T: {a: string}")
+	m = schemaWith(t, "#T: {a: string}", "#T")
 	if m["$ref"] != nil || m["$defs"] != nil || m["type"] != "object" {
 		t.Errorf("single-use root $ref not inlined: %v", m)
 	}
