@@ -33,7 +33,6 @@
 package compile
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -189,6 +188,7 @@ func Analyze(ctx context.Context, dir string) (r *Result, err error) {
 	overlay := map[string]load.Source{}
 	cfg := &load.Config{Dir: abs, Overlay: overlay}
 	root, modFile := findModule(abs)
+	var warning *Diagnostic
 	if root == "" {
 		root = abs
 		overlay[filepath.Join(abs, "cue.mod", "module.cue")] = load.FromString(defaultModuleFile)
@@ -196,14 +196,10 @@ func Analyze(ctx context.Context, dir string) (r *Result, err error) {
 		if err := overlaySchema(overlay, abs); err != nil {
 			return nil, err
 		}
-	} else if !bytes.Contains(modFile, []byte(`"stitchkit.dev/stitchkit`)) {
-		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(schemaPkgDir))); err != nil {
-			if err := overlaySchema(overlay, root); err != nil {
-				return nil, err
-			}
-		}
+	} else if warning, err = vendoredSchema(overlay, abs, root, modFile); err != nil {
+		return nil, err
 	}
-	return compile(ctx, dir, abs, cfg)
+	return compile(ctx, dir, abs, cfg, warning)
 }
 
 // CompileFiles compiles an in-memory contract: files maps slash-separated
@@ -229,34 +225,15 @@ func AnalyzeFiles(ctx context.Context, files map[string][]byte) (r *Result, err 
 	if _, ok := files["cue.mod/module.cue"]; !ok {
 		overlay[path.Join(virtualRoot, "cue.mod/module.cue")] = load.FromString(defaultModuleFile)
 	}
-	if _, ok := overlay[path.Join(virtualRoot, schemaPkgDir, "contract.cue")]; !ok {
-		if err := overlaySchema(overlay, virtualRoot); err != nil {
-			return nil, err
-		}
+	warning, err := inMemorySchema(overlay, files)
+	if err != nil {
+		return nil, err
 	}
 	cfg := &load.Config{Dir: virtualRoot, ModuleRoot: virtualRoot, Overlay: overlay}
-	return compile(ctx, "(in memory)", virtualRoot, cfg)
+	return compile(ctx, "(in memory)", virtualRoot, cfg, warning)
 }
 
 const defaultModuleFile = "module: \"stitchkit.local/contract@v0\"\nlanguage: version: \"" + CUEVersion + "\"\n"
-
-func overlaySchema(overlay map[string]load.Source, root string) error {
-	entries, err := fs.ReadDir(schema.FS, ".")
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".cue") {
-			continue
-		}
-		b, err := fs.ReadFile(schema.FS, e.Name())
-		if err != nil {
-			return err
-		}
-		overlay[filepath.Join(root, filepath.FromSlash(schemaPkgDir), e.Name())] = load.FromBytes(b)
-	}
-	return nil
-}
 
 // findModule returns the nearest directory at or above dir holding
 // cue.mod/module.cue, and that file's contents.
@@ -292,7 +269,10 @@ var vetOptions = []cue.Option{cue.Attributes(true), cue.Definitions(true), cue.H
 // fields, a runtime tool, ...), the broken ones are skipped, and the graph
 // checks run on what is left, so one run reports everything a user must
 // fix. A graph is returned only when there is no diagnostic at all.
-func compile(ctx context.Context, display, abs string, cfg *load.Config) (*Result, error) {
+//
+// warning, when set, is the compiler's own warning about the load (a copy
+// of the contract language that differs from the embedded one).
+func compile(ctx context.Context, display, abs string, cfg *load.Config, warning *Diagnostic) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -302,6 +282,9 @@ func compile(ctx context.Context, display, abs string, cfg *load.Config) (*Resul
 	}
 	inst := insts[0]
 	c := &compiler{dir: abs, display: display}
+	if warning != nil {
+		c.warnings = append(c.warnings, *warning)
+	}
 	c.index = newPosIndex(abs, inst.Files)
 	if inst.Err != nil {
 		c.loadErrors(inst, cfg)
@@ -502,8 +485,8 @@ func (c *compiler) relFile(file string) string {
 const schemaImportPath = "stitchkit.dev/stitchkit/schema"
 
 // contractDefinition returns schema.#Contract: from the package's own
-// import of the schema when it has one (so a vendored copy is the one
-// checked against), else from the schema the module resolves.
+// import of the schema when it has one, else from the schema the module
+// resolves (both are the embedded language, overlaid over any copy).
 func contractDefinition(cctx *cue.Context, inst *build.Instance, cfg *load.Config) (cue.Value, error) {
 	var si *build.Instance
 	for _, imp := range inst.Imports {
