@@ -69,8 +69,8 @@ func TestSchemaDrift(t *testing.T) {
 		t.Errorf("drift %q, want %q", got, want)
 	}
 	for mod, want := range map[string]string{
-		"module: \"stitchkit.dev/stitchkit@v0\"\nlanguage: version: \"v0.17.1\"\n": "schema",
-		"module: \"example.com/x@v0\"\nlanguage: version: \"v0.17.1\"\n":          SchemaCopyDir,
+		"module: \"stitchkit.dev/stitchkit@v0\"\nlanguage: version: \"v0.17.1\"\n":                                            "schema",
+		"module: \"example.com/x@v0\"\nlanguage: version: \"v0.17.1\"\n":                                                      SchemaCopyDir,
 		"module: \"example.com/x@v0\"\nlanguage: version: \"v0.17.1\"\ndeps: \"stitchkit.dev/stitchkit@v0\": v: \"v0.1.0\"\n": "",
 	} {
 		if got, ok := ModuleSchemaDir([]byte(mod)); got != want || ok != (want != "") {
