@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"stitchkit.dev/stitchkit/internal/schematree"
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
 
@@ -197,7 +198,7 @@ func jsonTypes(root, s any, depth int) []string {
 		}
 	}
 	if ref, ok := m["$ref"].(string); ok {
-		if target, ok := resolvePointer(root, ref); ok {
+		if target, ok := schematree.Resolve(root, ref); ok {
 			add(jsonTypes(root, target, depth+1)...)
 		}
 	}
@@ -225,7 +226,7 @@ func itemTypes(root, s any) []string {
 		if !ok {
 			return nil
 		}
-		target, _ := resolvePointer(root, ref)
+		target, _ := schematree.Resolve(root, ref)
 		m, _ = target.(map[string]any)
 	}
 	return nil
