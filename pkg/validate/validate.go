@@ -14,6 +14,14 @@
 //		errors.As(err, &verr)                 // verr.Issues: path, keyword, message
 //	}
 //
+// The engine is santhosh-tekuri/jsonschema/v6: it reads patterns with Go's
+// regexp (CUE's own engine, so a pattern means what it means in CUE),
+// compares json.Number values exactly (big.Rat, never float64), and lets a
+// vocabulary add the keywords that carry CUE's meaning where JSON Schema's
+// differs (integer literals, uniqueness by kind; see cue.go). An engine
+// without those three would need its own number and regexp handling to
+// agree with CUE.
+//
 // Values are the decoded form [DecodeJSON] produces: map[string]any,
 // []any, string, bool, nil and json.Number (numbers keep their exact text,
 // so integers beyond 2^53 and 1 vs 1.0 are judged on the wire value).
