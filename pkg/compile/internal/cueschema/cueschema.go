@@ -124,6 +124,9 @@ type Translator struct {
 	names map[string]string
 	// validators caches the validators found behind a reference.
 	validators map[string][]cue.Value
+	// wrap is "#W: _" in wrapCtx (see closeArms).
+	wrapCtx *cue.Context
+	wrap    cue.Value
 }
 
 type defEntry struct {

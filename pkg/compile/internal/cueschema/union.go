@@ -39,10 +39,11 @@ type arm struct {
 }
 
 func (w *walker) union(v, d cue.Value, hasDefault bool, path string, depth int, m mode) (any, info) {
-	if sop, src := v.Expr(); sop == cue.OrOp && w.root != "" {
+	written := w.writtenArms(v)
+	if w.root != "" {
 		// An arm referring to a sibling field (b: *a | int) makes the
 		// field equal to it: no JSON Schema says that.
-		for _, a := range src {
+		for _, a := range written {
 			if w.siblingRef(a, path) {
 				return false, info{}
 			}
@@ -50,9 +51,28 @@ func (w *walker) union(v, d cue.Value, hasDefault bool, path string, depth int, 
 	}
 	e := v.Eval()
 	_, args := e.Expr()
+	if len(written) > 0 && !scalarArms(written) {
+		// An instance is unified with the arms as written, and the
+		// evaluated disjunction may have merged arms CUE's equality
+		// cannot tell apart ({a: int} | {a: int, ...}, [...int] |
+		// [...string]): read the written ones, closed as the definition
+		// around them closes them.
+		args = w.t.closeArms(written)
+	}
 	if len(args) > maxUnionArms {
 		w.refuse(v, path, fmt.Sprintf("a disjunction of %d arms", len(args)), fmt.Sprintf("more than %d arms", maxUnionArms), "split it into named definitions")
 		return false, info{}
+	}
+	impliedEmpty := false
+	if hasDefault && emptyList(d) {
+		// Every open list defaults to []: when an arm accepts [] as
+		// it is, the default changes nothing but completeness.
+		for _, a := range args {
+			if a.IncompleteKind() == cue.ListKind && a.Unify(d).Validate(cue.Concrete(true)) == nil {
+				impliedEmpty, hasDefault = true, false
+				break
+			}
+		}
 	}
 	var defs []cue.Value
 	if hasDefault {
@@ -95,7 +115,7 @@ func (w *walker) union(v, d cue.Value, hasDefault bool, path string, depth int, 
 			arms = append(arms, &arm{v: a})
 		}
 	}
-	inf := info{exact: true}
+	inf := info{exact: true, complete: impliedEmpty}
 	if hasDefault {
 		_, di := w.valueInfo(d, path, depth+1, modePartial)
 		inf.complete = di.complete || d.IsConcrete()
@@ -625,4 +645,81 @@ func forbids(s map[string]any, name string) bool {
 		}
 	}
 	return true
+}
+
+// closeArms returns the arms of a disjunction as written, each closed the
+// way the definition it sits in closes it. Value.Expr builds an arm on its
+// own, outside the definition, so a struct literal arm comes back open;
+// filling it into a definition (#W) restores CUE's recursive closing, while
+// an arm written open ({a: int, ...}) stays open.
+func (t *Translator) closeArms(arms []cue.Value) []cue.Value {
+	out := make([]cue.Value, len(arms))
+	for i, a := range arms {
+		if a.IncompleteKind()&(cue.StructKind|cue.ListKind) == 0 || isDefinitionRef(a) {
+			// A definition is closed by itself, and stays a $ref.
+			out[i] = a
+			continue
+		}
+		ctx := a.Context()
+		if t.wrapCtx != ctx {
+			t.wrapCtx, t.wrap = ctx, ctx.CompileString("#W: _")
+		}
+		out[i] = t.wrap.FillPath(wrapPath, a).LookupPath(wrapPath)
+	}
+	return out
+}
+
+var wrapPath = cue.MakePath(cue.Def("W"))
+
+// writtenArms returns the arms of v as written when v is written as a
+// disjunction, directly or through references to regular or hidden
+// fields (a definition is a $ref of its own). Value.Expr leaves out a
+// default arm another arm subsumes (*[] | [...int] is [...int]); the
+// default itself comes from Value.Default.
+func (w *walker) writtenArms(v cue.Value) []cue.Value {
+	for i := 0; !writtenOr(v); i++ {
+		if i >= 8 || literal(v) {
+			return nil
+		}
+		root, p := v.ReferencePath()
+		if !root.Exists() || len(p.Selectors()) == 0 || p.Selectors()[len(p.Selectors())-1].IsDefinition() {
+			return nil
+		}
+		v = root.LookupPath(p)
+		if !v.Exists() {
+			return nil
+		}
+	}
+	switch op, args := v.Expr(); {
+	case op == cue.OrOp:
+		return args
+	case op == cue.NoOp && len(args) == 1:
+		return args
+	}
+	return nil
+}
+
+// scalarArms reports whether no arm can hold a struct or a list.
+func scalarArms(arms []cue.Value) bool {
+	for _, a := range arms {
+		if a.IncompleteKind()&(cue.StructKind|cue.ListKind) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// isDefinitionRef reports whether v is a reference to a definition.
+func isDefinitionRef(v cue.Value) bool {
+	if literal(v) {
+		return false
+	}
+	root, p := v.ReferencePath()
+	sels := p.Selectors()
+	return root.Exists() && len(sels) > 0 && sels[len(sels)-1].IsDefinition()
+}
+
+// emptyList reports whether v is the closed empty list.
+func emptyList(v cue.Value) bool {
+	return v.IncompleteKind() == cue.ListKind && v.IsConcrete() && !v.LookupPath(cue.MakePath(cue.Index(0))).Exists() && !v.LookupPath(cue.MakePath(cue.AnyIndex)).Exists()
 }

@@ -122,6 +122,24 @@ func (w *walker) valueInfo(v cue.Value, path string, depth int, m mode) (any, in
 	}
 	e := v.Eval()
 	op, args := e.Expr()
+	if op != cue.OrOp && !literal(v) {
+		// Evaluation merged the arms of a disjunction ({a: int} | {a:
+		// int, ...}): the union reads them as written.
+		if arms := w.writtenArms(v); len(arms) > 0 && !scalarArms(arms) {
+			d, ok := v.Default()
+			if len(arms) > 1 || ok && v.IncompleteKind() == cue.StructKind {
+				return w.union(v, d, ok, path, depth, m)
+			}
+			if !ok && v.IncompleteKind() == cue.StructKind {
+				// One arm left once Value.Expr drops the default it
+				// subsumes, and evaluation merged the two (CUE's
+				// equality ignores closedness: *{a: int} | {a: int,
+				// ...}): what the default accepts, the arm does, so
+				// the arm alone says what is accepted.
+				return w.valueInfo(w.t.closeArms(arms)[0], path, depth, m)
+			}
+		}
+	}
 	if op != cue.OrOp && v.IncompleteKind() == cue.ListKind {
 		// An open list's "default" is the empty list, and *[] | [...T]
 		// is [...T] (its evaluated form): not a disjunction.
@@ -729,4 +747,22 @@ func literal(v cue.Value) bool {
 		return false
 	}
 	return false
+}
+
+// writtenOr reports whether v is written as a disjunction (a | b), which
+// is cheap to ask (the source) where Expr is not.
+func writtenOr(v cue.Value) bool {
+	src := v.Source()
+	if f, ok := src.(*ast.Field); ok {
+		src = f.Value
+	}
+	for {
+		p, ok := src.(*ast.ParenExpr)
+		if !ok {
+			break
+		}
+		src = p.X
+	}
+	b, ok := src.(*ast.BinaryExpr)
+	return ok && b.Op == token.OR
 }
