@@ -725,6 +725,7 @@ type compiler struct {
 	schemaDocs map[string]bool
 	diags      []Diagnostic
 	translator *cueschema.Translator
+	schemaNode string // the schema node being translated (for warnings)
 	warnings   []Diagnostic
 	// closed is the package root unified with schema.#Contract; it
 	// explains "field not allowed" errors.

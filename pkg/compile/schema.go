@@ -23,8 +23,12 @@ const jsonSchemaDialect = cueschema.Dialect
 // "unrepresentable" diagnostics, and "" is returned.
 func (c *compiler) schemaFor(v cue.Value, node string) graph.Digest {
 	if c.translator == nil {
-		c.translator = cueschema.New(&cueschema.Options{DropDoc: func(doc string) bool { return c.schemaDocs[strings.TrimSpace(doc)] }})
+		c.translator = cueschema.New(&cueschema.Options{
+			DropDoc: func(doc string) bool { return c.schemaDocs[strings.TrimSpace(doc)] },
+			Warn:    func(w *cueschema.Warning) { c.schemaWarning(w) },
+		})
 	}
+	c.schemaNode = node
 	doc, err := c.translator.Schema(v)
 	if err != nil {
 		var terr *cueschema.Error
@@ -50,6 +54,26 @@ func (c *compiler) schemaFor(v cue.Value, node string) graph.Digest {
 		return ""
 	}
 	return c.store(doc, node)
+}
+
+// schemaWarning reports a translator warning about the schema node being
+// translated (c.schemaNode) as a positioned warning: the schema means what
+// CUE means, which its author most likely did not mean.
+func (c *compiler) schemaWarning(w *cueschema.Warning) {
+	node := c.schemaNode
+	pos := c.relPos(w.Pos)
+	if !pos.IsValid() || strings.HasPrefix(pos.File, "cue.mod/") || strings.HasPrefix(pos.File, "../") {
+		pos = c.index.lookup(node)
+	}
+	where := node
+	if w.Path != "" {
+		where += "." + w.Path
+	}
+	msg := fmt.Sprintf("%s: %s", where, w.Message)
+	if w.Hint != "" {
+		msg += "; " + w.Hint
+	}
+	c.warnings = append(c.warnings, Diagnostic{Pos: pos, Rule: w.Rule, Message: msg, Path: where})
 }
 
 func (c *compiler) store(doc map[string]any, node string) graph.Digest {

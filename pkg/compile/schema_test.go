@@ -223,3 +223,52 @@ services: s: operations: {
 		t.Errorf("equal outputs differ: %s, %s", ops["a"].Output, ops["c"].Output)
 	}
 }
+
+// TestSchemaWarnings: a reference to an optional field compiles with
+// CUE's meaning (the field can never be given) and is reported as a
+// positioned warning naming the field and the rewrite that works; so is a
+// default copied from another field, which the runner cannot apply.
+func TestSchemaWarnings(t *testing.T) {
+	src := `package c
+
+import "stitchkit.dev/stitchkit/schema"
+
+#Book: {title: string, year?: int & >=1450}
+
+schema.#Contract & {
+	name:    "c"
+	version: "1.0.0"
+	services: books: operations: create: {
+		method: "POST", path: "/", desc: "Add a book"
+		#input: {title: #Book.title, year?: #Book.year}
+		#query: {limit: *10 | int, page: *limit | int}
+	}
+}
+`
+	r, err := AnalyzeFiles(context.Background(), map[string][]byte{"c.cue": []byte(src)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Diagnostics) > 0 {
+		t.Fatalf("a warning is not an error: %v", r.Diagnostics)
+	}
+	var got []string
+	for _, w := range r.Warnings {
+		got = append(got, w.String())
+	}
+	want := []string{
+		"c.cue:12:32: optional-field-reference: services.books.operations.create.#input.year?: year refers to the optional field #Book.year",
+		"c.cue:13:30: default-from-field: services.books.operations.create.#query.page: the default of page copies limit",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("warnings:\n%s\nwant %d", strings.Join(got, "\n"), len(want))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(got[i], w) {
+			t.Errorf("warning %d:\n got %s\nwant %s…", i, got[i], w)
+		}
+	}
+	if !strings.Contains(got[0], "#Year: int & >=1450, then year?: #Year") {
+		t.Errorf("the optional-field warning does not give the rewrite: %s", got[0])
+	}
+}

@@ -61,6 +61,28 @@ type Options struct {
 	// DropDoc reports whether a doc comment must not become a
 	// "description" (the contract language's own docs, for example).
 	DropDoc func(doc string) bool
+	// Warn, when set, receives the warnings of the translation:
+	// constructs translated with exactly CUE's meaning that a user most
+	// likely did not mean, or whose meaning the run time cannot carry in
+	// full. A definition is translated once, so its warnings come once.
+	Warn func(*Warning)
+}
+
+// Warning is a construct translated exactly whose meaning is likely not
+// what its author meant (see [Options.Warn]).
+type Warning struct {
+	// Pos is where the construct is written.
+	Pos token.Pos
+	// Path is the CUE path of the value, relative to the translated
+	// value.
+	Path string
+	// Rule names the finding ("optional-field-reference",
+	// "default-from-field").
+	Rule string
+	// Message says what the construct means.
+	Message string
+	// Hint is the rewrite that says what was most likely meant.
+	Hint string
 }
 
 // Refusal is one construct that has no exact JSON Schema equivalent.

@@ -89,6 +89,7 @@ func (w *walker) validated(v cue.Value, path string, depth int, m mode) (any, in
 	if err := v.Err(); err != nil && strings.Contains(err.Error(), "cannot reference optional field") {
 		// A reference to an optional field (year?: #Book.year): CUE
 		// refuses every value of it, so the field must be absent.
+		w.optionalReference(v, path)
 		return false, info{exact: true}
 	}
 	kind := cue.TopKind

@@ -49,16 +49,30 @@ type walker struct {
 // value being translated ({a: int, b: a}): CUE requires the two to be
 // equal, which JSON Schema cannot say.
 func (w *walker) siblingRef(v cue.Value, path string) bool {
+	if !w.isSiblingRef(v) {
+		return false
+	}
+	_, p := v.ReferencePath()
+	ps := p.String()
+	w.refuse(v, path, fmt.Sprintf("the reference to %s", ps), "a reference to a sibling value cannot be expressed in JSON Schema (CUE requires both fields to be equal)", "repeat the constraint, or name it as a definition and refer to that")
+	return true
+}
+
+// isSiblingRef reports whether v is a reference to a regular field of
+// the value being translated.
+func (w *walker) isSiblingRef(v cue.Value) bool {
 	if w.root == "" || literal(v) {
 		return false
 	}
 	_, p := v.ReferencePath()
 	ps := p.String()
-	if ps == "" || !strings.HasPrefix(ps, w.root+".") {
-		return false
+	return ps != "" && strings.HasPrefix(ps, w.root+".")
+}
+
+func (w *walker) warn(v cue.Value, path, rule, msg, hint string) {
+	if w.t.opts.Warn != nil {
+		w.t.opts.Warn(&Warning{Pos: v.Pos(), Path: path, Rule: rule, Message: msg, Hint: hint})
 	}
-	w.refuse(v, path, fmt.Sprintf("the reference to %s", ps), "a reference to a sibling value cannot be expressed in JSON Schema (CUE requires both fields to be equal)", "repeat the constraint, or name it as a definition and refer to that")
-	return true
 }
 
 func (w *walker) refuse(v cue.Value, path, construct, msg, hint string) {
@@ -336,7 +350,16 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 		name := sel.Unquoted()
 		declared = append(declared, name)
 		fp := joinPath(path, sel.String())
-		ps, fi := w.valueInfo(fv, fp, depth+1, m)
+		ps, fi, needs, copied := w.siblingDefault(v, fv, fp, depth, m)
+		if copied {
+			// b: *a | int: CUE completes b from a, b may be left out
+			// (when a is given, if a is optional). No keyword says so.
+			if needs != "" && m == modeFull && sel.ConstraintType() != cue.OptionalConstraint {
+				all = append(all, map[string]any{"anyOf": []any{map[string]any{"required": []any{needs}}, map[string]any{"required": []any{name}}}})
+			}
+		} else {
+			ps, fi = w.valueInfo(fv, fp, depth+1, m)
+		}
 		if !fi.exact {
 			inf.exact = false
 		}
@@ -345,7 +368,7 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 			// Only a default written as one (*x | …): CUE leaves an
 			// absent optional field absent, but the default documents
 			// what the application assumes.
-			if explicitDefault(fv) {
+			if explicitDefault(fv) && !copied {
 				if d, ok := w.defaultOf(fv, fi); ok {
 					ps = withKeyword(ps, "default", d)
 				}
@@ -358,7 +381,7 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 			}
 		default:
 			if fi.complete {
-				if d, ok := w.defaultOf(fv, fi); ok {
+				if d, ok := w.defaultOf(fv, fi); ok && !copied {
 					ps = withKeyword(ps, "default", d)
 				}
 			} else {
