@@ -52,9 +52,19 @@ const Dialect = "https://json-schema.org/draft/2020-12/schema"
 // references followed included).
 const MaxDepth = 64
 
-// maxUnionArms bounds the arms of one disjunction whose ambiguity must be
-// spelled out (the schema grows with the square of the arms).
-const maxUnionArms = 32
+// maxUnionArms bounds the arms of one disjunction of structs or lists,
+// whose ambiguity must be spelled out (the schema grows with the square of
+// the arms); maxScalarArms bounds an enum (its schema grows with the arms).
+const (
+	maxUnionArms  = 32
+	maxScalarArms = 4096
+)
+
+// maxSteps bounds the values one schema node's translation visits,
+// definitions it refers to included, so no contract makes the translator
+// run for long: CUE values grow exponentially through references
+// (_h1: {x: _h0, y: _h0}, _h2: {x: _h1, y: _h1}, …) in a few lines.
+const maxSteps = 10000
 
 // Options configure a [Translator]. A nil *Options means the defaults.
 type Options struct {
@@ -146,6 +156,11 @@ type Translator struct {
 	names map[string]string
 	// validators caches the validators found behind a reference.
 	validators map[string][]cue.Value
+	// steps counts the values the current Schema call visited; tooLarge
+	// is set when they passed maxSteps.
+	steps    int
+	tooLarge bool
+	root     cue.Value // the value Schema translates
 	// wrap is "#W: _" in wrapCtx (see closeArms).
 	wrapCtx *cue.Context
 	wrap    cue.Value
@@ -178,6 +193,7 @@ func New(opts *Options) *Translator {
 // returns an *[Error] when v holds constructs JSON Schema cannot state
 // exactly.
 func (t *Translator) Schema(v cue.Value) (doc map[string]any, err error) {
+	t.steps, t.tooLarge, t.root = 0, false, v
 	w := &walker{t: t, refs: map[string]bool{}, root: v.Path().String()}
 	s := w.value(v, "", 0, modeFull)
 	// Translate the definitions the schema refers to (and theirs).

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/token"
 
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
@@ -38,11 +40,14 @@ type arm struct {
 	isDef   bool
 }
 
-func (w *walker) union(v, d cue.Value, hasDefault bool, path string, depth int, m mode) (any, info) {
-	written := w.writtenArms(v)
-	if w.root != "" {
+func (w *walker) union(v cue.Value, written []cue.Value, d cue.Value, hasDefault bool, path string, depth int, m mode) (any, info) {
+	target, or := w.writtenOr(v)
+	if w.root != "" && or != nil && hasReference(or) {
 		// An arm referring to a sibling field (b: *a | int) makes the
 		// field equal to it: no JSON Schema says that.
+		if written == nil {
+			written = armsOf(target)
+		}
 		for _, a := range written {
 			if w.siblingRef(a, path) {
 				return false, info{}
@@ -51,17 +56,40 @@ func (w *walker) union(v, d cue.Value, hasDefault bool, path string, depth int, 
 	}
 	e := v.Eval()
 	_, args := e.Expr()
-	if len(written) > 0 && !scalarArms(written) {
+	if or != nil && (!scalarArms(args) || written != nil && !scalarArms(written)) {
 		// An instance is unified with the arms as written, and the
 		// evaluated disjunction may have merged arms CUE's equality
 		// cannot tell apart ({a: int} | {a: int, ...}, [...int] |
-		// [...string]): read the written ones, closed as the definition
-		// around them closes them.
-		args = w.t.closeArms(written)
+		// [...string]). When it has fewer arms than the source (its
+		// defaults counted), read the written ones, closed as the
+		// definition around them closes them (closing costs an
+		// evaluation of the arm, so only then).
+		present := len(args)
+		if hasDefault && len(defaultArms(or)) > 0 {
+			// (Not the [] every open list defaults to.)
+			for _, dv := range defaultArmsOf(d) {
+				if !slices.ContainsFunc(args, func(a cue.Value) bool { return sameValue(a, dv) }) {
+					present++
+				}
+			}
+		}
+		if countDisjuncts(or) > present {
+			if written == nil {
+				written = armsOf(target)
+			}
+			if len(written) > 0 {
+				args = w.t.closeArms(written)
+			}
+		}
 	}
-	if len(args) > maxUnionArms {
-		w.refuse(v, path, fmt.Sprintf("a disjunction of %d arms", len(args)), fmt.Sprintf("more than %d arms", maxUnionArms), "split it into named definitions")
-		return false, info{}
+	if limit := maxUnionArms; len(args) > limit || len(args) > maxScalarArms {
+		if scalarArms(args) {
+			limit = maxScalarArms
+		}
+		if len(args) > limit {
+			w.refuse(v, path, fmt.Sprintf("a disjunction of %d arms", len(args)), fmt.Sprintf("more than %d arms: its schema would grow with the square of the arms", limit), "split it into named definitions, each a disjunction of fewer arms")
+			return false, info{}
+		}
 	}
 	impliedEmpty := false
 	if hasDefault && emptyList(d) {
@@ -76,12 +104,7 @@ func (w *walker) union(v, d cue.Value, hasDefault bool, path string, depth int, 
 	}
 	var defs []cue.Value
 	if hasDefault {
-		de := d.Eval()
-		if dop, dargs := de.Expr(); dop == cue.OrOp {
-			defs = dargs
-		} else {
-			defs = []cue.Value{d}
-		}
+		defs = defaultArmsOf(d)
 	}
 	var arms []*arm
 	for _, a := range args {
@@ -257,8 +280,7 @@ func anyOf(l []any) any {
 		groups[t] = append(groups[t], c)
 	}
 	for t, vals := range groups {
-		sortByCanonical(vals)
-		vals = slices.CompactFunc(vals, func(a, b any) bool { return jsonEqual(a, b) })
+		vals = sortUnique(vals)
 		var g map[string]any
 		if len(vals) == 1 {
 			g = map[string]any{"const": vals[0]}
@@ -274,8 +296,7 @@ func anyOf(l []any) any {
 	if len(flat) == 1 {
 		return flat[0]
 	}
-	sortByCanonical(flat)
-	flat = slices.CompactFunc(flat, func(a, b any) bool { return jsonEqual(a, b) })
+	flat = sortUnique(flat)
 	if len(flat) == 1 {
 		return flat[0]
 	}
@@ -288,6 +309,26 @@ func canonicalString(v any) string {
 }
 
 func jsonEqual(a, b any) bool { return canonicalString(a) == canonicalString(b) }
+
+// sortUnique sorts l by canonical JSON and drops repeats (each element is
+// serialised once).
+func sortUnique(l []any) []any {
+	keys := make([]string, len(l))
+	idx := make([]int, len(l))
+	for i, e := range l {
+		keys[i] = canonicalString(e)
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
+	out := make([]any, 0, len(l))
+	for n, j := range idx {
+		if n > 0 && keys[j] == keys[idx[n-1]] {
+			continue
+		}
+		out = append(out, l[j])
+	}
+	return out
+}
 
 func sortByCanonical(l []any) {
 	keys := make([]string, len(l))
@@ -655,8 +696,10 @@ func forbids(s map[string]any, name string) bool {
 func (t *Translator) closeArms(arms []cue.Value) []cue.Value {
 	out := make([]cue.Value, len(arms))
 	for i, a := range arms {
-		if a.IncompleteKind()&(cue.StructKind|cue.ListKind) == 0 || isDefinitionRef(a) {
-			// A definition is closed by itself, and stays a $ref.
+		if a.IncompleteKind()&(cue.StructKind|cue.ListKind) == 0 || isDefinitionRef(a) || a.IncompleteKind() == cue.StructKind && !a.Allows(cue.Str(probes[0])) {
+			// A definition is closed by itself, and stays a $ref;
+			// an arm that kept its closedness (one of a definition
+			// itself) is closed all the way down.
 			out[i] = a
 			continue
 		}
@@ -671,32 +714,123 @@ func (t *Translator) closeArms(arms []cue.Value) []cue.Value {
 
 var wrapPath = cue.MakePath(cue.Def("W"))
 
-// writtenArms returns the arms of v as written when v is written as a
-// disjunction, directly or through references to regular or hidden
-// fields (a definition is a $ref of its own). Value.Expr leaves out a
-// default arm another arm subsumes (*[] | [...int] is [...int]); the
-// default itself comes from Value.Default.
-func (w *walker) writtenArms(v cue.Value) []cue.Value {
-	for i := 0; !writtenOr(v); i++ {
-		if i >= 8 || literal(v) {
-			return nil
-		}
-		root, p := v.ReferencePath()
-		if !root.Exists() || len(p.Selectors()) == 0 || p.Selectors()[len(p.Selectors())-1].IsDefinition() {
-			return nil
-		}
-		v = root.LookupPath(p)
-		if !v.Exists() {
-			return nil
+// writtenOr returns the value v is written as a disjunction in, and that
+// disjunction's source, following references to regular or hidden fields
+// (a definition is a $ref of its own); the source is nil when v is not
+// written as a disjunction. Only the source is read, and a reference
+// followed: it is cheap where Value.Expr is not.
+func (w *walker) writtenOr(v cue.Value) (cue.Value, *ast.BinaryExpr) {
+	for range 8 {
+		switch x := exprSource(v).(type) {
+		case *ast.BinaryExpr:
+			if x.Op == token.OR {
+				return v, x
+			}
+			return cue.Value{}, nil
+		case *ast.Ident, *ast.SelectorExpr:
+			root, p := v.ReferencePath()
+			sels := p.Selectors()
+			if !root.Exists() || len(sels) == 0 || sels[len(sels)-1].IsDefinition() {
+				return cue.Value{}, nil
+			}
+			if v = root.LookupPath(p); !v.Exists() {
+				return cue.Value{}, nil
+			}
+		default:
+			return cue.Value{}, nil
 		}
 	}
+	return cue.Value{}, nil
+}
+
+// exprSource is the expression v is written as (nil when CUE computed it
+// or it has several conjuncts).
+func exprSource(v cue.Value) ast.Expr {
+	src := v.Source()
+	if f, ok := src.(*ast.Field); ok {
+		src = f.Value
+	}
+	e, _ := src.(ast.Expr)
+	for {
+		p, ok := e.(*ast.ParenExpr)
+		if !ok {
+			return e
+		}
+		e = p.X
+	}
+}
+
+// countDisjuncts counts the arms of a disjunction's source.
+func countDisjuncts(e ast.Expr) int {
+	switch x := e.(type) {
+	case *ast.ParenExpr:
+		return countDisjuncts(x.X)
+	case *ast.BinaryExpr:
+		if x.Op == token.OR {
+			return countDisjuncts(x.X) + countDisjuncts(x.Y)
+		}
+	}
+	return 1
+}
+
+// hasReference reports whether an arm of a disjunction's source is, or
+// starts with, an identifier (it may refer to a sibling field).
+func hasReference(e ast.Expr) bool {
+	switch x := e.(type) {
+	case *ast.ParenExpr:
+		return hasReference(x.X)
+	case *ast.UnaryExpr:
+		return hasReference(x.X)
+	case *ast.BinaryExpr:
+		return hasReference(x.X) || hasReference(x.Y)
+	case *ast.Ident:
+		return true
+	case *ast.SelectorExpr:
+		return true
+	case *ast.IndexExpr:
+		return hasReference(x.X)
+	}
+	return false
+}
+
+// writtenArms returns the arms of v as written when v is written as a
+// disjunction (see writtenOr).
+func (w *walker) writtenArms(v cue.Value) []cue.Value {
+	target, or := w.writtenOr(v)
+	if or == nil {
+		return nil
+	}
+	return armsOf(target)
+}
+
+// armsOf returns the arms of a value written as a disjunction. Value.Expr
+// leaves out a default arm another arm subsumes (*[] | [...int] is
+// [...int]); the default itself comes from Value.Default.
+func armsOf(v cue.Value) []cue.Value {
 	switch op, args := v.Expr(); {
 	case op == cue.OrOp:
 		return args
-	case op == cue.NoOp && len(args) == 1:
+	case op == cue.NoOp && len(args) == 1 && !writtenOr1(args[0]):
+		// (One arm of an evaluated disjunction, a default, still has
+		// the whole disjunction as its source: it is not an arm.)
 		return args
 	}
 	return nil
+}
+
+// writtenOr1 reports whether v's own source is a disjunction.
+func writtenOr1(v cue.Value) bool {
+	b, ok := exprSource(v).(*ast.BinaryExpr)
+	return ok && b.Op == token.OR
+}
+
+// defaultArmsOf returns the arms of a default value (one, or those of a
+// disjunction of defaults).
+func defaultArmsOf(d cue.Value) []cue.Value {
+	if dop, dargs := d.Eval().Expr(); dop == cue.OrOp {
+		return dargs
+	}
+	return []cue.Value{d}
 }
 
 // scalarArms reports whether no arm can hold a struct or a list.

@@ -108,6 +108,17 @@ func (w *walker) value(v cue.Value, path string, depth int, m mode) any {
 }
 
 func (w *walker) valueInfo(v cue.Value, path string, depth int, m mode) (any, info) {
+	if w.t.steps++; w.t.steps > maxSteps {
+		if !w.t.tooLarge {
+			w.t.tooLarge = true
+			at := v
+			if !at.Pos().IsValid() {
+				at = w.t.root
+			}
+			w.refuse(at, path, "a schema this large", fmt.Sprintf("translating it visits more than %d values (references to fields that are not definitions are expanded where they are used, and repeated nesting multiplies them)", maxSteps), "name the repeated parts as definitions (#Part: {...}): a definition is translated once and referred to with $ref")
+		}
+		return false, info{exact: true}
+	}
 	if depth > MaxDepth {
 		if !w.deep {
 			w.deep = true
@@ -142,7 +153,7 @@ func (w *walker) valueInfo(v cue.Value, path string, depth int, m mode) (any, in
 		if arms := w.writtenArms(v); len(arms) > 0 && !scalarArms(arms) {
 			d, ok := v.Default()
 			if len(arms) > 1 || ok && v.IncompleteKind() == cue.StructKind {
-				return w.union(v, d, ok, path, depth, m)
+				return w.union(v, arms, d, ok, path, depth, m)
 			}
 			if !ok && v.IncompleteKind() == cue.StructKind {
 				// One arm left once Value.Expr drops the default it
@@ -164,10 +175,10 @@ func (w *walker) valueInfo(v cue.Value, path string, depth int, m mode) (any, in
 		return w.list(v, elems, path, depth, m)
 	}
 	if d, ok := v.Default(); ok {
-		return w.union(v, d, true, path, depth, m)
+		return w.union(v, nil, d, true, path, depth, m)
 	}
 	if op == cue.OrOp {
-		return w.union(v, cue.Value{}, false, path, depth, m)
+		return w.union(v, nil, cue.Value{}, false, path, depth, m)
 	}
 	switch k := v.IncompleteKind(); {
 	case k == cue.StructKind:
@@ -562,11 +573,43 @@ func conjoin(a, b any) any {
 
 // conjoinAll adds the schemas in extra to s as allOf members.
 func conjoinAll(s any, extra []any) any {
-	out := s
-	for _, e := range extra {
-		out = conjoin(out, e)
+	if len(extra) < 2 {
+		for _, e := range extra {
+			s = conjoin(s, e)
+		}
+		return s
 	}
-	return out
+	// One sort for all of them (conjoin sorts each time).
+	l := []any{s}
+	for _, e := range extra {
+		switch {
+		case e == false:
+			return false
+		case e == true:
+			continue
+		}
+		l = append(l, e)
+	}
+	var flat []any
+	for _, e := range l {
+		if m, ok := e.(map[string]any); ok && len(m) == 1 && m["allOf"] != nil {
+			flat = append(flat, m["allOf"].([]any)...)
+		} else if m, ok := e.(map[string]any); ok && len(m) == 0 {
+			continue
+		} else if e == true {
+			continue
+		} else {
+			flat = append(flat, e)
+		}
+	}
+	switch len(flat) {
+	case 0:
+		return true
+	case 1:
+		return flat[0]
+	}
+	sortByCanonical(flat)
+	return map[string]any{"allOf": flat}
 }
 
 // labelPattern translates a pattern constraint's label into a regular
@@ -770,22 +813,4 @@ func literal(v cue.Value) bool {
 		return false
 	}
 	return false
-}
-
-// writtenOr reports whether v is written as a disjunction (a | b), which
-// is cheap to ask (the source) where Expr is not.
-func writtenOr(v cue.Value) bool {
-	src := v.Source()
-	if f, ok := src.(*ast.Field); ok {
-		src = f.Value
-	}
-	for {
-		p, ok := src.(*ast.ParenExpr)
-		if !ok {
-			break
-		}
-		src = p.X
-	}
-	b, ok := src.(*ast.BinaryExpr)
-	return ok && b.Op == token.OR
 }

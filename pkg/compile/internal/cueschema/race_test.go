@@ -1,0 +1,5 @@
+//go:build race
+
+package cueschema
+
+const raceEnabled = true
