@@ -253,6 +253,7 @@ func (c *compiler) serviceBroken(sp string) bool {
 }
 
 func (c *compiler) operation(s *graph.Service, action string, ov cue.Value, np string, serviceMeta map[string]json.RawMessage) graph.Operation {
+	c.mark("compiling the operation", np)
 	c.source(np)
 	op := graph.Operation{
 		Service:  s.Name,

@@ -292,6 +292,15 @@ func compile(ctx context.Context, display, abs string, cfg *load.Config, warning
 		return c.result(), nil
 	}
 	c.orphanedFiles(inst)
+	return c.watch(ctx, inst, func(ctx context.Context) (*Result, error) {
+		return c.evaluate(ctx, display, inst, cfg)
+	})
+}
+
+// evaluate builds the loaded package and the graph (see compile). It runs
+// under [compiler.watch].
+func (c *compiler) evaluate(ctx context.Context, display string, inst *build.Instance, cfg *load.Config) (*Result, error) {
+	c.mark("evaluating the contract", "")
 	cctx := cuecontext.New()
 	v := cctx.BuildInstance(inst)
 	contract, cerr := contractDefinition(cctx, inst, cfg)
@@ -321,6 +330,7 @@ func compile(ctx context.Context, display, abs string, cfg *load.Config, warning
 	// v.Err() also reports (the first) error of a nested field; only an
 	// error without a path breaks the root itself. Validate reports every
 	// error.
+	c.mark("validating the contract", "")
 	var verr cueerrors.Error
 	for _, err := range []error{v.Err(), v.Validate(vetOptions...)} {
 		if err != nil {
@@ -726,7 +736,9 @@ type compiler struct {
 	diags      []Diagnostic
 	translator *cueschema.Translator
 	schemaNode string // the schema node being translated (for warnings)
-	warnings   []Diagnostic
+	// progress is what the compilation is doing, for the watchdog.
+	progress progress
+	warnings []Diagnostic
 	// closed is the package root unified with schema.#Contract; it
 	// explains "field not allowed" errors.
 	closed   cue.Value

@@ -29,6 +29,7 @@ func (c *compiler) schemaFor(v cue.Value, node string) graph.Digest {
 		})
 	}
 	c.schemaNode = node
+	c.mark("translating the schema", node)
 	doc, err := c.translator.Schema(v)
 	if err != nil {
 		var terr *cueschema.Error
