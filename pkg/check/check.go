@@ -111,33 +111,43 @@ func graphOf(r *Report, err error) (*graph.Graph, error) {
 func Run(r *compile.Result) *Report {
 	rep := &Report{Dir: r.Dir}
 	errs := slices.Clone(r.Diagnostics)
+	var tools *project.Tools
 	if r.Graph != nil {
-		errs = append(errs, projectorChecks(r)...)
+		var diags []compile.Diagnostic
+		diags, tools = projectorChecks(r)
+		errs = append(errs, diags...)
 	}
 	rep.Errors = compile.SortDiagnostics(errs)
 	warnings := slices.Clone(r.Warnings)
 	if len(rep.Errors) == 0 {
 		rep.Graph = r.Graph
-		warnings = append(warnings, Warnings(r.Graph)...)
+		if tools != nil {
+			// The surfaces the checks projected: projecting them again
+			// would cost as much.
+			warnings = append(warnings, warningsOf(r.Graph, tools)...)
+		} else {
+			warnings = append(warnings, Warnings(r.Graph)...)
+		}
 	}
 	rep.Warnings = compile.SortDiagnostics(warnings)
 	return rep
 }
 
 // projectorChecks runs the checks that need the projector on r.Graph.
-func projectorChecks(r *compile.Result) (diags []compile.Diagnostic) {
+func projectorChecks(r *compile.Result) (diags []compile.Diagnostic, tools *project.Tools) {
 	k := &checker{r: r, g: r.Graph}
 	defer func() {
 		if p := recover(); p != nil {
 			diags = append(k.diags, compile.Diagnostic{Pos: r.Pos(""), Rule: "internal",
 				Message: fmt.Sprintf("internal checker error (please report it with the contract): %v\n%s", p, debug.Stack())})
+			tools = nil
 		}
 	}()
 	k.routes()
 	if !r.SurfacesBroken() {
 		k.surfaces()
 	}
-	return k.diags
+	return k.diags, k.tools
 }
 
 // checker accumulates the projector-level diagnostics of one
@@ -146,6 +156,9 @@ type checker struct {
 	r     *compile.Result
 	g     *graph.Graph
 	diags []compile.Diagnostic
+	// tools are the surfaces the checks projected (nil when the
+	// projection failed or did not run): the warnings reuse them.
+	tools *project.Tools
 }
 
 func (k *checker) add(d compile.Diagnostic) { k.diags = append(k.diags, d) }

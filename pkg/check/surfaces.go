@@ -22,6 +22,7 @@ import (
 func (k *checker) surfaces() {
 	ts, err := project.ToolSurfaces(k.g)
 	if err == nil {
+		k.tools = ts
 		k.policyLists(ts)
 		return
 	}
@@ -180,12 +181,19 @@ func (k *checker) atLatest(nodes []string, rule, msg string) compile.Diagnostic 
 // `stitch vet` prints them as "warning: ..." and still exits 0. (This was
 // compile.Warnings before the compiler stopped importing the projector.)
 func Warnings(g *graph.Graph) []compile.Diagnostic {
+	ts, err := project.ToolSurfaces(g)
+	if err != nil {
+		return nil
+	}
+	return warningsOf(g, ts)
+}
+
+// warningsOf is [Warnings] for surfaces already projected.
+func warningsOf(g *graph.Graph, ts *project.Tools) []compile.Diagnostic {
 	var out []compile.Diagnostic
-	if ts, err := project.ToolSurfaces(g); err == nil {
-		for _, w := range ts.Warnings {
-			node := warningNode(g, ts, w)
-			out = append(out, compile.Diagnostic{Pos: g.Source(node), Rule: "mcp-policy", Path: node, Message: w.String()})
-		}
+	for _, w := range ts.Warnings {
+		node := warningNode(g, ts, w)
+		out = append(out, compile.Diagnostic{Pos: g.Source(node), Rule: "mcp-policy", Path: node, Message: w.String()})
 	}
 	return compile.SortDiagnostics(out)
 }

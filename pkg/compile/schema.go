@@ -6,6 +6,9 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/build"
+	"cuelang.org/go/cue/literal"
 
 	"stitchkit.dev/stitchkit/pkg/compile/internal/cueschema"
 	"stitchkit.dev/stitchkit/pkg/graph"
@@ -24,8 +27,9 @@ const jsonSchemaDialect = cueschema.Dialect
 func (c *compiler) schemaFor(v cue.Value, node string) graph.Digest {
 	if c.translator == nil {
 		c.translator = cueschema.New(&cueschema.Options{
-			DropDoc: func(doc string) bool { return c.schemaDocs[strings.TrimSpace(doc)] },
-			Warn:    func(w *cueschema.Warning) { c.schemaWarning(w) },
+			DropDoc:            func(doc string) bool { return c.schemaDocs[strings.TrimSpace(doc)] },
+			Warn:               func(w *cueschema.Warning) { c.schemaWarning(w) },
+			NoStructValidators: !c.structValidators,
 		})
 	}
 	c.schemaNode = node
@@ -88,4 +92,84 @@ func (c *compiler) store(doc map[string]any, node string) graph.Digest {
 
 func oneLine(err error) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+}
+
+// callsStructValidators reports whether a file a schema can draw on — the
+// contract package's own files and those of the user packages it imports,
+// not the builtin ones — calls a builtin that validates structs or lists
+// (list.*, struct.*, matchN, matchIf, error), or refers to the contract
+// language other than as X.#Contract (its definitions use matchN). When
+// none does, no schema value can carry such a validator, and the
+// translator need not search for them (cueschema.Options.NoStructValidators).
+func callsStructValidators(inst *build.Instance) bool {
+	seen := map[*build.Instance]bool{}
+	var visit func(bi *build.Instance, root bool) bool
+	visit = func(bi *build.Instance, root bool) bool {
+		if seen[bi] {
+			return false
+		}
+		seen[bi] = true
+		if !root && (len(bi.Files) == 0 || ast.ParseImportPath(bi.ImportPath).Unqualified().String() == schemaImportPath) {
+			return false // a builtin package, or the contract language
+		}
+		for _, f := range bi.Files {
+			if fileCallsStructValidators(f) {
+				return true
+			}
+		}
+		for _, imp := range bi.Imports {
+			if visit(imp, false) {
+				return true
+			}
+		}
+		return false
+	}
+	return visit(inst, true)
+}
+
+func fileCallsStructValidators(f *ast.File) bool {
+	imports := map[string]string{} // local name → import path
+	for spec := range f.ImportSpecs() {
+		ip, err := literal.Unquote(spec.Path.Value)
+		if err != nil {
+			return true
+		}
+		p := ast.ParseImportPath(ip)
+		name := p.Qualifier
+		if spec.Name != nil {
+			name = spec.Name.Name
+		}
+		imports[name] = p.Unqualified().String()
+	}
+	found := false
+	ast.Walk(f, func(n ast.Node) bool {
+		if found {
+			return false
+		}
+		switch x := n.(type) {
+		case *ast.CallExpr:
+			switch fn := x.Fun.(type) {
+			case *ast.Ident:
+				switch fn.Name {
+				case "matchN", "matchIf", "error":
+					found = true
+				}
+			case *ast.SelectorExpr:
+				if id, ok := fn.X.(*ast.Ident); ok {
+					switch imports[id.Name] {
+					case "list", "struct":
+						found = true
+					}
+				}
+			}
+		case *ast.SelectorExpr:
+			if id, ok := x.X.(*ast.Ident); ok && imports[id.Name] == schemaImportPath {
+				if name, _, err := ast.LabelName(x.Sel); err != nil || name != "#Contract" {
+					found = true
+				}
+			}
+		}
+		return !found
+	}, nil)
+	return found
 }

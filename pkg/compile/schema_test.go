@@ -272,3 +272,71 @@ schema.#Contract & {
 		t.Errorf("the optional-field warning does not give the rewrite: %s", got[0])
 	}
 }
+
+// TestStructValidatorScan: the translator skips searching conjuncts for
+// struct and list validators only when no file a schema can draw on calls
+// one; any call, under any import name, in the contract package or a user
+// package it imports, or a reference into the contract language, turns
+// the search back on.
+func TestStructValidatorScan(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		src  string
+		want bool
+	}{
+		{"none", `package c
+import "strings"
+#S: {name: string & strings.MinRunes(1)}`, false},
+		{"list", `package c
+import "list"
+#S: [...int] & list.MaxItems(3)`, true},
+		{"aliased", `package c
+import lists "list"
+#S: [...int] & lists.UniqueItems()`, true},
+		{"struct", `package c
+import "struct"
+#S: {a?: int} & struct.MinFields(1)`, true},
+		{"matchN", `package c
+#S: {matchN(1, [{a!: _}, {b!: _}]), a?: int, b?: int}`, true},
+		{"contract language", `package c
+import "stitchkit.dev/stitchkit/schema"
+#S: schema.#Selection`, true},
+		{"contract root", `package c
+import "stitchkit.dev/stitchkit/schema"
+schema.#Contract & {name: "c"}`, false},
+	} {
+		f, err := parseFile("c.cue", []byte(tc.src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fileCallsStructValidators(f); got != tc.want {
+			t.Errorf("%s: fileCallsStructValidators = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// Through an imported user package.
+	src := map[string][]byte{
+		"cue.mod/module.cue": []byte("module: \"example.com/c@v0\"\nlanguage: version: \"v0.17.1\"\n"),
+		"types/types.cue":    []byte("package types\n\nimport \"list\"\n\n#Tags: [...string] & list.MaxItems(2)\n"),
+		"c.cue": []byte(`package c
+
+import (
+	"stitchkit.dev/stitchkit/schema"
+	"example.com/c/types"
+)
+
+schema.#Contract & {
+	name:    "c"
+	version: "1.0.0"
+	services: s: operations: op: {method: "POST", path: "/", desc: "d", expose: ["HTTP"], #input: {tags: types.#Tags}}
+}
+`),
+	}
+	g, err := CompileFiles(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := string(g.Schema(g.Services[0].Operations[0].Input))
+	if !strings.Contains(raw, `"maxItems":2`) {
+		t.Errorf("a validator from an imported package is lost: %s", raw)
+	}
+}

@@ -76,6 +76,14 @@ type Options struct {
 	// likely did not mean, or whose meaning the run time cannot carry in
 	// full. A definition is translated once, so its warnings come once.
 	Warn func(*Warning)
+	// NoStructValidators, when set, says that no value translated can
+	// carry a struct or list validator (list.MaxItems, struct.MinFields,
+	// matchN, matchIf, …): no source the values come from calls one. The
+	// translator then does not search the conjuncts of structs and lists
+	// for them, which costs an evaluation of each (Value.Expr finalises
+	// every conjunct anew). Leave it unset unless that is proven, as the
+	// compiler does by scanning the contract's files.
+	NoStructValidators bool
 }
 
 // Warning is a construct translated exactly whose meaning is likely not

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
+	cuelit "cuelang.org/go/cue/literal"
 
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
@@ -60,7 +62,7 @@ func kindSchema(k cue.Kind) map[string]any {
 // scalar translates a value that is neither a struct, a list nor a
 // disjunction: a concrete scalar, a basic type with bounds, a regular
 // expression, a validator.
-func (w *walker) scalar(v, e cue.Value, path string, depth int, m mode) (any, info) {
+func (w *walker) scalar(v, e cue.Value, eop cue.Op, eargs []cue.Value, path string, depth int, m mode) (any, info) {
 	k := v.IncompleteKind()
 	if v.IsConcrete() {
 		return w.constant(v, path), info{complete: true, exact: true}
@@ -79,7 +81,10 @@ func (w *walker) scalar(v, e cue.Value, path string, depth int, m mode) (any, in
 		if d > MaxDepth {
 			return
 		}
-		op, args := c.Expr()
+		op, args := eop, eargs // e.Expr(), which the caller asked already
+		if d > 0 {
+			op, args = c.Expr()
+		}
 		switch op {
 		case cue.AndOp:
 			for _, a := range args {
@@ -321,7 +326,7 @@ func (w *walker) call(c cue.Value, args []cue.Value, path string, depth int, m m
 		w.refuse(c, path, fmt.Sprintf("the call %v", c), "it has no JSON Schema equivalent", "")
 		return nil
 	}
-	name := strings.TrimSuffix(fmt.Sprint(args[0]), "()")
+	name := builtinName(c, args[0])
 	params := args[1:]
 	intArg := func(kw string) any {
 		if len(params) != 1 {
@@ -419,4 +424,30 @@ var builtinHints = map[string]string{
 	"strings.HasPrefix": `write =~"^prefix" (quote regexp metacharacters)`,
 	"strings.HasSuffix": `write =~"suffix$" (quote regexp metacharacters)`,
 	"strings.Contains":  `write =~"text" (quote regexp metacharacters)`,
+}
+
+// builtinName is the name of the builtin a validator call calls
+// ("strings.MinRunes", "matchN"), read from the call's source when it
+// shows it (formatting the builtin costs), else from the builtin.
+func builtinName(call, fn cue.Value) string {
+	if ce, ok := exprSource(call).(*ast.CallExpr); ok {
+		switch f := ce.Fun.(type) {
+		case *ast.Ident:
+			if f.Node == nil && (f.Name == "matchN" || f.Name == "matchIf" || f.Name == "error") {
+				return f.Name
+			}
+		case *ast.SelectorExpr:
+			if id, ok := f.X.(*ast.Ident); ok {
+				if spec, ok := id.Node.(*ast.ImportSpec); ok {
+					if ip, err := cuelit.Unquote(spec.Path.Value); err == nil {
+						if sel, _, err := ast.LabelName(f.Sel); err == nil {
+							p := ast.ParseImportPath(ip).Unqualified().String()
+							return p[strings.LastIndex(p, "/")+1:] + "." + sel
+						}
+					}
+				}
+			}
+		}
+	}
+	return strings.TrimSuffix(fmt.Sprint(fn), "()")
 }

@@ -53,7 +53,7 @@ func (w *walker) conjunctValidators(v cue.Value, depth int, out *[]cue.Value) {
 }
 
 func (w *walker) translateValidators(v cue.Value, path string, depth int, m mode, out *[]any, inf *info) {
-	if plainLiteral(v) {
+	if w.t.opts.NoStructValidators || plainLiteral(v) {
 		return
 	}
 	var vs []cue.Value

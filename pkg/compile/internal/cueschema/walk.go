@@ -127,14 +127,16 @@ func (w *walker) valueInfo(v cue.Value, path string, depth int, m mode) (any, in
 		return true, info{}
 	}
 	if depth > 0 {
-		if s, ok := w.defRef(v, m, depth); ok {
+		if s, ok := w.defRef(v, path, m, depth); ok {
 			return s, info{complete: false, exact: false}
 		}
 		if w.siblingRef(v, path) {
 			return false, info{}
 		}
 	}
-	if err := v.Err(); err != nil {
+	if v.IncompleteKind() != cue.BottomKind {
+		// Not an error (Err costs an evaluation context).
+	} else if err := v.Err(); err != nil {
 		if v.Validate() == nil || hasCall(v, 0) {
 			// A struct or list validator that fails on the value as
 			// written (matchN on a struct of optional fields): the
@@ -144,6 +146,17 @@ func (w *walker) valueInfo(v cue.Value, path string, depth int, m mode) (any, in
 		// A conflict: no value is accepted (an optional field x?: _|_
 		// forbids x).
 		return false, info{exact: true}
+	}
+	if plainLiteral(v) {
+		// One struct or list literal (a single conjunct: a value with
+		// several has no source): not a disjunction, no default but
+		// an open list's [], no validator.
+		if v.IncompleteKind() == cue.StructKind {
+			return w.structure(v, path, depth, m)
+		}
+		if v.IncompleteKind() == cue.ListKind {
+			return w.list(v, v, path, depth, m)
+		}
 	}
 	e := v.Eval()
 	op, args := e.Expr()
@@ -188,7 +201,7 @@ func (w *walker) valueInfo(v cue.Value, path string, depth int, m mode) (any, in
 	case k == cue.BottomKind:
 		return w.validated(v, path, depth, m)
 	}
-	return w.scalar(v, e, path, depth, m)
+	return w.scalar(v, e, op, args, path, depth, m)
 }
 
 // defKey identifies a definition: the package it is in and its path.
@@ -205,12 +218,12 @@ func defKey(root cue.Value, p cue.Path) string {
 
 // defRef returns the $ref to a definition when v is exactly a reference
 // to one.
-func (w *walker) defRef(v cue.Value, m mode, depth int) (any, bool) {
+func (w *walker) defRef(v cue.Value, path string, m mode, depth int) (any, bool) {
 	if literal(v) {
 		return nil, false
 	}
 	root, p := v.ReferencePath()
-	if !root.Exists() && depth == 1 {
+	if !root.Exists() && depth == 1 && strings.HasPrefix(path, "[") {
 		// An element of a tuple (#args: [#Task]) is the reference and
 		// the contract language's placeholder (_): look past the
 		// placeholder (only here: Expr costs).
@@ -795,22 +808,36 @@ func (w *walker) doc(v cue.Value) string {
 	return strings.Join(parts, "\n\n")
 }
 
-// literal reports whether v is written as a literal (a struct, list,
-// number, string, or an operator on literals), so it cannot be a
-// reference: asking CUE for its reference path costs.
+// literal reports whether v's source shows it is not a reference (a
+// struct, list or basic literal, a predeclared type such as int, a
+// conjunction or an operator), so asking CUE for its reference path — which
+// costs — can be skipped. A disjunction is not a literal: it may be
+// written through references to fields (see writtenOr).
 func literal(v cue.Value) bool {
 	src := v.Source()
 	if f, ok := src.(*ast.Field); ok {
 		src = f.Value
 	}
 	switch x := src.(type) {
-	case *ast.StructLit, *ast.ListLit, *ast.BasicLit:
+	case *ast.StructLit, *ast.ListLit, *ast.BasicLit, *ast.CallExpr, *ast.Interpolation:
 		return true
 	case *ast.UnaryExpr:
 		_, lit := x.X.(*ast.BasicLit)
-		return lit
+		return lit || x.Op != token.MUL && x.Op != token.AND
 	case *ast.BinaryExpr:
-		return false
+		return x.Op != token.OR
+	case *ast.Ident:
+		// A predeclared type (a field of another file of the package
+		// is unresolved in this one too, so only these names).
+		return x.Node == nil && predeclared[x.Name]
 	}
 	return false
+}
+
+// predeclared are CUE's predeclared types.
+var predeclared = map[string]bool{
+	"_": true, "bool": true, "string": true, "bytes": true, "number": true, "int": true, "float": true, "null": true,
+	"uint": true, "uint8": true, "uint16": true, "uint32": true, "uint64": true, "uint128": true,
+	"int8": true, "int16": true, "int32": true, "int64": true, "int128": true,
+	"float32": true, "float64": true, "rune": true,
 }
