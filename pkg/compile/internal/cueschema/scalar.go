@@ -9,6 +9,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/token"
 	cuelit "cuelang.org/go/cue/literal"
 
 	"stitchkit.dev/stitchkit/pkg/graph"
@@ -256,6 +257,11 @@ func typeBoundFormat(op cue.Op, text string) string {
 
 // numberText is the decimal text of a concrete CUE number.
 func numberText(v cue.Value) string {
+	if lit, ok := v.Source().(*ast.BasicLit); ok && lit.Kind == token.INT && plainDigits(lit.Value) {
+		// A decimal integer literal is its own JSON text (MarshalJSON
+		// builds an evaluation context).
+		return lit.Value
+	}
 	b, err := v.MarshalJSON()
 	if err != nil {
 		return fmt.Sprint(v)
@@ -450,4 +456,18 @@ func builtinName(call, fn cue.Value) string {
 		}
 	}
 	return strings.TrimSuffix(fmt.Sprint(fn), "()")
+}
+
+// plainDigits reports whether s is a decimal integer without a sign,
+// separators or a leading zero (CUE also reads 1_000, 0x10, 1Ki).
+func plainDigits(s string) bool {
+	if s == "" || len(s) > 1 && s[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

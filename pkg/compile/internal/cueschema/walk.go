@@ -674,7 +674,27 @@ func (w *walker) list(v, elems cue.Value, path string, depth int, m mode) (any, 
 	var all []any
 	w.listValidators(v, path, depth, m, &all, &inf)
 	var prefix []any
-	for i := 0; ; i++ {
+	fixed := -1 // unknown
+	if l, ok := exprSource(elems).(*ast.ListLit); ok {
+		// One list literal: its source says how many elements are
+		// fixed (each lookup builds an evaluation context).
+		fixed = 0
+		for _, e := range l.Elts {
+			switch e.(type) {
+			case *ast.Ellipsis:
+			case *ast.Comprehension:
+				fixed = -1
+			default:
+				if fixed >= 0 {
+					fixed++
+				}
+			}
+			if fixed < 0 {
+				break
+			}
+		}
+	}
+	for i := 0; fixed < 0 || i < fixed; i++ {
 		ev := elems.LookupPath(cue.MakePath(cue.Index(i)))
 		if !ev.Exists() {
 			break
