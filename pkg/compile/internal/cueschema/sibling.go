@@ -28,13 +28,29 @@ func (w *walker) siblingDefault(v, fv cue.Value, path string, depth int, m mode)
 		return nil, info{}, "", false
 	}
 	for _, d := range defaultArms(f.Value) {
-		sels, isSibling := siblingPath(d, f)
-		if !isSibling {
+		scope, sels, isRef := fieldReference(d)
+		if !isRef {
+			continue
+		}
+		// The struct declaring the field referred to: this one, or one
+		// around it within the translated value.
+		owner, here := cue.Value{}, false
+		if declares(scope, f) {
+			owner, here = v, true
+		} else {
+			for i := len(w.structs) - 1; i >= 0; i-- {
+				if w.structs[i].src == scope {
+					owner = w.structs[i].v
+					break
+				}
+			}
+		}
+		if !owner.Exists() {
 			continue
 		}
 		ref := pathString(sels)
-		target := v.LookupPath(cue.MakePath(strSelectors(sels)...))
-		if !target.Exists() && len(sels) == 1 {
+		target := owner.LookupPath(cue.MakePath(strSelectors(sels)...))
+		if !target.Exists() && len(sels) == 1 && here {
 			if v.LookupPath(cue.MakePath(cue.Str(sels[0]).Optional())).Exists() {
 				// Given, the optional field is a regular one (and
 				// only a regular one can be compared with Subsume).
@@ -113,10 +129,10 @@ func defaultArms(e ast.Expr) []ast.Expr {
 	return out
 }
 
-// siblingPath returns the path, relative to the struct declaring field f,
-// of the field e refers to when e is an identifier (or a selection from
-// one: c.d) naming a field declared next to f.
-func siblingPath(e ast.Expr, f *ast.Field) ([]string, bool) {
+// fieldReference reports whether e is an identifier (or a selection from
+// one: c.d) naming a field, and returns the struct literal declaring it
+// and the path from there.
+func fieldReference(e ast.Expr) (*ast.StructLit, []string, bool) {
 	var sels []string
 	for {
 		switch x := e.(type) {
@@ -126,7 +142,7 @@ func siblingPath(e ast.Expr, f *ast.Field) ([]string, bool) {
 		case *ast.SelectorExpr:
 			name, _, err := ast.LabelName(x.Sel)
 			if err != nil {
-				return nil, false
+				return nil, nil, false
 			}
 			sels = append([]string{name}, sels...)
 			e = x.X
@@ -134,28 +150,29 @@ func siblingPath(e ast.Expr, f *ast.Field) ([]string, bool) {
 		case *ast.Ident:
 			st, ok := x.Scope.(*ast.StructLit)
 			if !ok {
-				return nil, false
+				return nil, nil, false
 			}
-			// x names a field of the struct literal that declares f
-			// (the resolver points an identifier at the field's value).
-			declared, names := false, false
+			// x names a field of st (the resolver points an
+			// identifier at the field's value).
 			for _, d := range st.Elts {
-				if d == f {
-					declared = true
-				}
 				if df, ok := d.(*ast.Field); ok && (ast.Node(df) == x.Node || ast.Node(df.Value) == x.Node) {
-					names = true
+					return st, append([]string{x.Name}, sels...), true
 				}
 			}
-			if !declared || !names {
-				return nil, false
-			}
-			return append([]string{x.Name}, sels...), true
 		}
-		return nil, false
+		return nil, nil, false
 	}
 }
 
+// declares reports whether the struct literal st declares field f.
+func declares(st *ast.StructLit, f *ast.Field) bool {
+	for _, d := range st.Elts {
+		if d == f {
+			return true
+		}
+	}
+	return false
+}
 // optionalReference warns about v, a reference to an optional field
 // (year?: #Book.year): CUE refuses every value of it ("cannot reference
 // optional field"), so the schema is false, exactly as CUE means it —

@@ -43,6 +43,13 @@ type walker struct {
 	// root is the path of the value being translated: a reference to a
 	// regular field below it is a reference to a sibling value.
 	root string
+	// structs are the struct literals being translated, outermost first.
+	structs []structFrame
+}
+
+type structFrame struct {
+	src *ast.StructLit
+	v   cue.Value
 }
 
 // siblingRef refuses v when it is a reference to a regular field of the
@@ -330,6 +337,11 @@ func builtinPackage(pkg cue.Value) string {
 
 // structure translates a struct value.
 func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, info) {
+	if lit, ok := exprSource(v).(*ast.StructLit); ok {
+		// A default in a nested struct may copy a field of this one.
+		w.structs = append(w.structs, structFrame{src: lit, v: v})
+		defer func() { w.structs = w.structs[:len(w.structs)-1] }()
+	}
 	s := map[string]any{"type": "object"}
 	inf := info{complete: true, exact: true}
 	var all []any // validators of the struct
