@@ -19,8 +19,22 @@
 // The walk reads the evaluated value (kinds, fields, closedness through
 // Allows, defaults through Default, the evaluated constraint of a scalar
 // through Eval().Expr()) and calls the costlier conjunct-level Expr() only
-// on lists and structs, to find the validators (list.MaxItems, matchN, …)
-// that evaluation keeps out of sight.
+// where it must: on lists and structs, to find the validators
+// (list.MaxItems, matchN, …) that evaluation keeps out of sight (unless
+// Options.NoStructValidators says no source calls one), and on a
+// disjunction whose evaluated form has fewer arms than its source. CUE's
+// evaluation merges arms its equality cannot tell apart ({a: int} | {a:
+// int, ...}, [...int] | [...string]), while an instance is unified with the
+// arms as written: those arms are read as written and closed the way the
+// definition around them closes them. The source (Value.Source) answers
+// the cheap questions first: a plain literal has one conjunct, a
+// conjunction or a predeclared type is no reference, and a default copying
+// a sibling field (b: *a | int), which CUE's API no longer shows, is read
+// from it.
+//
+// Constructs translated exactly that their author most likely did not mean
+// (a reference to an optional field, a default copied from another field)
+// are reported through Options.Warn.
 //
 // "Accepts" is CUE's own verdict: an instance x is accepted when the schema
 // unified with x is free of errors and concrete once defaults are taken
@@ -32,9 +46,13 @@
 // integer literal (1, not 1.0), which pkg/validate asserts; a float is
 // {"type": "number", "not": {"type": "integer"}}.
 //
-// Recursion is bounded: references to definitions become $defs entries
-// reached through $ref (so recursive definitions terminate), and every walk
-// stops at [MaxDepth] nested values with a refusal.
+// Recursion and work are bounded: references to definitions become $defs
+// entries reached through $ref (so recursive definitions terminate), every
+// walk stops at [MaxDepth] nested values, and one schema's translation
+// visits at most 10,000 values (a few lines of CUE expand exponentially
+// through references to fields that are not definitions), each with a
+// positioned refusal. What CUE itself takes too long to evaluate is the
+// caller's to bound (pkg/compile runs a watchdog).
 package cueschema
 
 import (
