@@ -9,8 +9,8 @@ import (
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
-	"cuelang.org/go/cue/token"
 	cuelit "cuelang.org/go/cue/literal"
+	"cuelang.org/go/cue/token"
 
 	"stitchkit.dev/stitchkit/pkg/graph"
 )

@@ -173,6 +173,7 @@ func declares(st *ast.StructLit, f *ast.Field) bool {
 	}
 	return false
 }
+
 // optionalReference warns about v, a reference to an optional field
 // (year?: #Book.year): CUE refuses every value of it ("cannot reference
 // optional field"), so the schema is false, exactly as CUE means it —
