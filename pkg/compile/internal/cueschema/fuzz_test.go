@@ -1,8 +1,10 @@
 package cueschema
 
 import (
+	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
@@ -76,6 +78,60 @@ func FuzzDifferential(f *testing.F) {
 		}
 		if got := c.v.Validate(val) == nil; got != cueOK {
 			t.Errorf("%s: %s: CUE accepted=%v, schema accepted=%v", c.name, instance, cueOK, got)
+		}
+	})
+}
+
+// FuzzTranslate mutates the schemas themselves (seeded with the corpus
+// cases and their instances): whatever CUE a user writes, the translator
+// returns a schema or a refusal, quickly and without a panic, and where it
+// returns a schema, CUE and the validator built from it agree on the
+// instance.
+func FuzzTranslate(f *testing.F) {
+	for _, c := range loadCorpus(f) {
+		for _, in := range append(append([]string{}, c.ok...), c.bad...) {
+			f.Add(c.cue, in)
+		}
+	}
+	f.Fuzz(func(t *testing.T, src, instance string) {
+		if len(src) > 4096 {
+			return
+		}
+		ctx := cuecontext.New()
+		v := ctx.CompileString(src)
+		if v.Err() != nil || v.Validate() != nil {
+			return
+		}
+		s := v.LookupPath(cue.ParsePath("#S"))
+		if !s.Exists() || s.Err() != nil {
+			return
+		}
+		start := time.Now()
+		b, err := translate(s)
+		if d := time.Since(start); d > 10*time.Second {
+			t.Fatalf("translating took %v", d)
+		}
+		var terr *Error
+		if errors.As(err, &terr) {
+			return // a refusal (positioned, with a hint: TestCorpus)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		val, err := validate.DecodeJSON([]byte(instance), nil)
+		if err != nil {
+			return
+		}
+		vv, err := validate.Compile(b)
+		if err != nil {
+			t.Fatalf("the emitted schema does not compile: %v\n%s", err, b)
+		}
+		cueOK, err := cueAccepts(ctx, s, instance)
+		if err != nil {
+			return
+		}
+		if got := vv.Validate(val) == nil; got != cueOK {
+			t.Errorf("%q on %s: CUE accepted=%v, schema accepted=%v\n%s", src, instance, cueOK, got, b)
 		}
 	})
 }
