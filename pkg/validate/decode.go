@@ -1,13 +1,10 @@
 package validate
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"slices"
-	"strings"
+	"strconv"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -43,114 +40,426 @@ func (e *DecodeError) Error() string {
 // refused, and so is an object that repeats a key: CUE would unify the two
 // values and encoding/json would keep the last, so a repeated key has no
 // single meaning. Trailing data after the value is an error.
+//
+// Values are map[string]any, []any, json.Number, string, bool and nil,
+// exactly what encoding/json with UseNumber builds for the same text. The
+// decoder is one pass over the bytes that checks and builds at once; a
+// body is refused at the first byte that breaks a rule, before the rest of
+// its tree is built. Strings and numbers share one copy of the input
+// (data is copied once, so the caller may reuse data afterwards).
 func DecodeJSON(data []byte, opts *DecodeOptions) (any, error) {
 	max := DefaultMaxDepth
 	if opts != nil && opts.MaxDepth > 0 {
 		max = opts.MaxDepth
 	}
-	if err := scan(data, max); err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			return nil, &DecodeError{Offset: se.Offset, Reason: strings.TrimPrefix(se.Error(), "json: ")}
-		}
-		if errors.Is(err, io.EOF) {
+	d := decoder{data: data, max: max}
+	d.skipSpace()
+	if d.pos >= len(d.data) {
+		if len(d.data) == 0 {
 			return nil, &DecodeError{Reason: "no JSON value"}
 		}
-		return nil, &DecodeError{Reason: err.Error()}
+		return nil, d.errEOF()
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, &DecodeError{Offset: dec.InputOffset(), Reason: "data after the JSON value"}
+	v, err := d.value(0)
+	if err != nil {
+		return nil, err
+	}
+	d.skipSpace()
+	if d.pos < len(d.data) {
+		if err := d.checkUTF8(d.pos); err != nil {
+			return nil, err
+		}
+		return nil, &DecodeError{Offset: int64(d.pos), Reason: "data after the JSON value"}
 	}
 	return v, nil
 }
 
-// scan checks nesting depth, UTF-8 and repeated keys in one pass, before
-// encoding/json builds anything: a hostile body is refused without
-// allocating its tree. Syntax errors are left to encoding/json, which words
-// them better; scan only has to stay safe on malformed input.
-func scan(data []byte, max int) error {
-	if !utf8.Valid(data) {
-		return &DecodeError{Offset: int64(invalidUTF8At(data)), Reason: "invalid UTF-8"}
+type decoder struct {
+	data []byte
+	pos  int
+	max  int
+	// str is one string copy of data, made on the first string or number,
+	// that every unescaped string and number is a slice of.
+	str string
+	// scratch holds array elements while an array is read; nested arrays
+	// use the part above their parent's.
+	scratch []any
+}
+
+func (d *decoder) text(start, end int) string {
+	if d.str == "" {
+		d.str = string(d.data)
 	}
-	type frame struct {
-		object bool
-		keys   []string
+	return d.str[start:end]
+}
+
+func (d *decoder) skipSpace() {
+	for d.pos < len(d.data) {
+		switch d.data[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.pos++
+		default:
+			return
+		}
 	}
-	var stack []frame
-	expectKey := false
-	for i := 0; i < len(data); i++ {
-		switch c := data[i]; c {
-		case '{', '[':
-			if len(stack) >= max {
-				return &DecodeError{Offset: int64(i), Reason: fmt.Sprintf("nested deeper than %d levels", max), TooDeep: true}
-			}
-			stack = append(stack, frame{object: c == '{'})
-			expectKey = c == '{'
-		case '}', ']':
-			if len(stack) > 0 {
-				stack = stack[:len(stack)-1]
-			}
-			expectKey = false
-		case ',':
-			expectKey = len(stack) > 0 && stack[len(stack)-1].object
-		case ':':
-			expectKey = false
-		case '"':
-			end, hasEscape := stringEnd(data, i)
-			if end < 0 {
-				return nil // unterminated: encoding/json reports it
-			}
-			if expectKey && len(stack) > 0 {
-				key := string(data[i+1 : end])
-				if hasEscape {
-					var s string
-					if json.Unmarshal(data[i:end+1], &s) != nil {
-						return nil
-					}
-					key = s
-				}
-				top := &stack[len(stack)-1]
-				if slices.Contains(top.keys, key) {
-					return &DecodeError{Offset: int64(i), Reason: fmt.Sprintf("key %q appears twice in one object", key)}
-				}
-				top.keys = append(top.keys, key)
-				expectKey = false
-			}
-			i = end
+}
+
+func (d *decoder) errEOF() error {
+	return &DecodeError{Offset: int64(len(d.data)), Reason: "unexpected end of JSON input"}
+}
+
+// errAt reports an unexpected byte; invalid UTF-8 is named as such.
+func (d *decoder) errAt(i int, context string) error {
+	if i >= len(d.data) {
+		return d.errEOF()
+	}
+	if err := d.checkUTF8(i); err != nil {
+		return err
+	}
+	return &DecodeError{Offset: int64(i), Reason: "invalid character " + quoteChar(d.data[i:]) + " " + context}
+}
+
+// checkUTF8 reports invalid UTF-8 at or after i (bytes outside strings
+// are errors anyway; this only picks the better message).
+func (d *decoder) checkUTF8(i int) error {
+	if i < len(d.data) && d.data[i] >= utf8.RuneSelf {
+		if r, n := utf8.DecodeRune(d.data[i:]); r == utf8.RuneError && n <= 1 {
+			return &DecodeError{Offset: int64(i), Reason: "invalid UTF-8"}
 		}
 	}
 	return nil
 }
 
-// stringEnd returns the index of the closing quote of the string starting at
-// data[start], and whether it contains an escape; -1 if unterminated.
-func stringEnd(data []byte, start int) (int, bool) {
-	esc := false
-	for j := start + 1; j < len(data); j++ {
-		switch data[j] {
-		case '\\':
-			esc = true
-			j++
-		case '"':
-			return j, esc
-		}
+func quoteChar(b []byte) string {
+	r, _ := utf8.DecodeRune(b)
+	if r == '\'' {
+		return `'\''`
 	}
-	return -1, esc
+	if r == '"' {
+		return `'"'`
+	}
+	s := strconv.QuoteRune(r)
+	return "'" + s[1:len(s)-1] + "'"
 }
 
-func invalidUTF8At(data []byte) int {
-	for i := 0; i < len(data); {
-		r, n := utf8.DecodeRune(data[i:])
-		if r == utf8.RuneError && n <= 1 {
-			return i
-		}
-		i += n
+func (d *decoder) value(depth int) (any, error) {
+	if d.pos >= len(d.data) {
+		return nil, d.errEOF()
 	}
-	return len(data)
+	switch c := d.data[d.pos]; {
+	case c == '{':
+		return d.object(depth + 1)
+	case c == '[':
+		return d.array(depth + 1)
+	case c == '"':
+		return d.string()
+	case c == '-' || c >= '0' && c <= '9':
+		return d.number()
+	case c == 't':
+		return true, d.literal("true")
+	case c == 'f':
+		return false, d.literal("false")
+	case c == 'n':
+		return nil, d.literal("null")
+	default:
+		return nil, d.errAt(d.pos, "looking for beginning of value")
+	}
+}
+
+func (d *decoder) literal(word string) error {
+	for i := 0; i < len(word); i++ {
+		if d.pos+i >= len(d.data) {
+			return d.errEOF()
+		}
+		if d.data[d.pos+i] != word[i] {
+			return d.errAt(d.pos+i, "in literal "+word+" (expecting "+quoteChar([]byte{word[i]})+")")
+		}
+	}
+	d.pos += len(word)
+	return nil
+}
+
+func (d *decoder) tooDeep() error {
+	return &DecodeError{Offset: int64(d.pos), Reason: fmt.Sprintf("nested deeper than %d levels", d.max), TooDeep: true}
+}
+
+func (d *decoder) object(depth int) (any, error) {
+	if depth > d.max {
+		return nil, d.tooDeep()
+	}
+	d.pos++ // {
+	m := map[string]any{}
+	d.skipSpace()
+	if d.pos < len(d.data) && d.data[d.pos] == '}' {
+		d.pos++
+		return m, nil
+	}
+	for {
+		if d.pos >= len(d.data) {
+			return nil, d.errEOF()
+		}
+		if d.data[d.pos] != '"' {
+			return nil, d.errAt(d.pos, "looking for beginning of object key string")
+		}
+		keyAt := d.pos
+		key, err := d.str1()
+		if err != nil {
+			return nil, err
+		}
+		d.skipSpace()
+		if d.pos >= len(d.data) {
+			return nil, d.errEOF()
+		}
+		if d.data[d.pos] != ':' {
+			return nil, d.errAt(d.pos, "after object key")
+		}
+		d.pos++
+		d.skipSpace()
+		v, err := d.value(depth)
+		if err != nil {
+			return nil, err
+		}
+		n := len(m)
+		m[key] = v
+		if len(m) == n {
+			return nil, &DecodeError{Offset: int64(keyAt), Reason: fmt.Sprintf("key %q appears twice in one object", key)}
+		}
+		d.skipSpace()
+		if d.pos >= len(d.data) {
+			return nil, d.errEOF()
+		}
+		switch d.data[d.pos] {
+		case ',':
+			d.pos++
+			d.skipSpace()
+		case '}':
+			d.pos++
+			return m, nil
+		default:
+			return nil, d.errAt(d.pos, "after object key:value pair")
+		}
+	}
+}
+
+func (d *decoder) array(depth int) (any, error) {
+	if depth > d.max {
+		return nil, d.tooDeep()
+	}
+	d.pos++ // [
+	d.skipSpace()
+	if d.pos < len(d.data) && d.data[d.pos] == ']' {
+		d.pos++
+		return []any{}, nil
+	}
+	base := len(d.scratch)
+	for {
+		v, err := d.value(depth)
+		if err != nil {
+			return nil, err
+		}
+		d.scratch = append(d.scratch, v)
+		d.skipSpace()
+		if d.pos >= len(d.data) {
+			return nil, d.errEOF()
+		}
+		switch d.data[d.pos] {
+		case ',':
+			d.pos++
+			d.skipSpace()
+		case ']':
+			d.pos++
+			out := make([]any, len(d.scratch)-base)
+			copy(out, d.scratch[base:])
+			clear(d.scratch[base:])
+			d.scratch = d.scratch[:base]
+			return out, nil
+		default:
+			return nil, d.errAt(d.pos, "after array element")
+		}
+	}
+}
+
+func (d *decoder) string() (any, error) {
+	s, err := d.str1()
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// str1 reads the string at d.pos (a '"').
+func (d *decoder) str1() (string, error) {
+	start := d.pos + 1
+	i := start
+	for i < len(d.data) {
+		c := d.data[i]
+		switch {
+		case c == '"':
+			d.pos = i + 1
+			return d.text(start, i), nil
+		case c == '\\':
+			return d.escaped(start, i)
+		case c < 0x20:
+			return "", d.errAt(i, "in string literal")
+		case c >= utf8.RuneSelf:
+			r, n := utf8.DecodeRune(d.data[i:])
+			if r == utf8.RuneError && n <= 1 {
+				return "", &DecodeError{Offset: int64(i), Reason: "invalid UTF-8"}
+			}
+			i += n
+		default:
+			i++
+		}
+	}
+	return "", d.errEOF()
+}
+
+// escaped finishes a string that has an escape at i, building it anew.
+// Lone or mismatched surrogate escapes become U+FFFD, as encoding/json
+// makes them.
+func (d *decoder) escaped(start, i int) (string, error) {
+	buf := make([]byte, i-start, i-start+16)
+	copy(buf, d.data[start:i])
+	for i < len(d.data) {
+		c := d.data[i]
+		switch {
+		case c == '"':
+			d.pos = i + 1
+			return string(buf), nil
+		case c == '\\':
+			if i+1 >= len(d.data) {
+				return "", d.errEOF()
+			}
+			e := d.data[i+1]
+			switch e {
+			case '"', '\\', '/':
+				buf = append(buf, e)
+				i += 2
+			case 'b':
+				buf = append(buf, '\b')
+				i += 2
+			case 'f':
+				buf = append(buf, '\f')
+				i += 2
+			case 'n':
+				buf = append(buf, '\n')
+				i += 2
+			case 'r':
+				buf = append(buf, '\r')
+				i += 2
+			case 't':
+				buf = append(buf, '\t')
+				i += 2
+			case 'u':
+				r, err := d.hex4(i + 2)
+				if err != nil {
+					return "", err
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					r2 := rune(-1)
+					if i+1 < len(d.data) && d.data[i] == '\\' && d.data[i+1] == 'u' {
+						if x, err := d.hex4(i + 2); err == nil {
+							r2 = x
+						} else {
+							return "", err
+						}
+					}
+					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+						r = dec
+						i += 6
+					} else {
+						r = utf8.RuneError
+					}
+				}
+				buf = utf8.AppendRune(buf, r)
+			default:
+				return "", d.errAt(i+1, "in string escape code")
+			}
+		case c < 0x20:
+			return "", d.errAt(i, "in string literal")
+		case c >= utf8.RuneSelf:
+			r, n := utf8.DecodeRune(d.data[i:])
+			if r == utf8.RuneError && n <= 1 {
+				return "", &DecodeError{Offset: int64(i), Reason: "invalid UTF-8"}
+			}
+			buf = append(buf, d.data[i:i+n]...)
+			i += n
+		default:
+			buf = append(buf, c)
+			i++
+		}
+	}
+	return "", d.errEOF()
+}
+
+func (d *decoder) hex4(i int) (rune, error) {
+	var r rune
+	for j := i; j < i+4; j++ {
+		if j >= len(d.data) {
+			return 0, d.errEOF()
+		}
+		c := d.data[j]
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, d.errAt(j, "in \\u hexadecimal character escape")
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, nil
+}
+
+func (d *decoder) number() (any, error) {
+	start := d.pos
+	i := d.pos
+	if d.data[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		j := i
+		for i < len(d.data) && d.data[i] >= '0' && d.data[i] <= '9' {
+			i++
+		}
+		return i - j
+	}
+	if i >= len(d.data) {
+		return nil, d.errEOF()
+	}
+	switch c := d.data[i]; {
+	case c == '0':
+		i++
+	case c >= '1' && c <= '9':
+		digits()
+	default:
+		return nil, d.errAt(i, "in numeric literal")
+	}
+	if i < len(d.data) && d.data[i] == '.' {
+		i++
+		if i >= len(d.data) {
+			return nil, d.errEOF()
+		}
+		if digits() == 0 {
+			return nil, d.errAt(i, "after decimal point in numeric literal")
+		}
+	}
+	if i < len(d.data) && (d.data[i] == 'e' || d.data[i] == 'E') {
+		i++
+		if i < len(d.data) && (d.data[i] == '+' || d.data[i] == '-') {
+			i++
+		}
+		if i >= len(d.data) {
+			return nil, d.errEOF()
+		}
+		if digits() == 0 {
+			return nil, d.errAt(i, "in exponent of numeric literal")
+		}
+	}
+	d.pos = i
+	return json.Number(d.text(start, i)), nil
 }
