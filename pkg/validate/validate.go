@@ -109,8 +109,14 @@ func (v *Validator) Validate(value any) error {
 // ValidateJSON decodes data as [DecodeJSON] does and validates the value:
 // the error is a *[DecodeError] for bytes that are not one acceptable JSON
 // value, an *[Error] for a value the schema refuses. It is for callers
-// that need the verdict, not the value (a handler's output).
+// that need the verdict, not the value (a handler's output): an accepted
+// value is judged on the bytes, without building it and without
+// allocating, wherever the schema allows (see the engine's ValidJSON); a
+// refused one is decoded and validated to say why.
 func (v *Validator) ValidateJSON(data []byte, opts *DecodeOptions) error {
+	if v.schema.ValidJSON(data, maxDepth(opts)) {
+		return nil
+	}
 	val, err := DecodeJSON(data, opts)
 	if err != nil {
 		return err

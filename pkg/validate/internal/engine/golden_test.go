@@ -127,6 +127,9 @@ func TestGoldenDifferential(t *testing.T) {
 			if issues := s.Validate(v); (issues == nil) != got {
 				t.Errorf("%s: %s: Valid=%v but Validate says %v", name, key, got, issues)
 			}
+			if sv := s.ValidJSON([]byte(key), 64); sv != got {
+				t.Errorf("%s: %s: ValidJSON=%v but Valid=%v", name, key, sv, got)
+			}
 		}
 		if valid == 0 || valid == len(seen) {
 			t.Errorf("%s: the generator produced %d instances, %d valid: boundaries on one side only", name, len(seen), valid)
