@@ -160,8 +160,7 @@ func netHTTPHandler(tb testing.TB) http.Handler {
 			fail(w, 500, "INTERNAL_SERVER_ERROR")
 			return
 		}
-		ov, err := validate.DecodeJSON(out, nil)
-		if err != nil || output.Validate(ov) != nil {
+		if output.ValidateJSON(out, nil) != nil {
 			fail(w, 500, "INTERNAL_SERVER_ERROR")
 			return
 		}
