@@ -1,0 +1,376 @@
+package gen
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"stitchkit.dev/stitchkit/pkg/graph"
+)
+
+// goTool returns the go command of the toolchain running the test.
+func goTool(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(p); err != nil {
+		if p, err = exec.LookPath("go"); err != nil {
+			t.Skip("no go command to build generated code with")
+		}
+	}
+	return p
+}
+
+// tempModule makes a module in a temporary directory that requires this
+// repository through a replace directive, so generated packages build
+// exactly as they would in a user's module.
+func tempModule(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	mod := fmt.Sprintf("module gentest\n\ngo 1.26\n\nrequire stitchkit.dev/stitchkit v0.0.0\n\nreplace stitchkit.dev/stitchkit => %s\n", strconv.Quote(root))
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(mod), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// goRun runs the go command in dir, offline, and returns its output.
+func goRun(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(goTool(t), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out.String())
+	}
+	return out.String()
+}
+
+// roundTrip is one value the driver decodes into a generated type and
+// encodes again.
+type roundTrip struct {
+	label, pkg, typ string
+	digest          graph.Digest
+	value           string
+}
+
+// exampleTrips lists every example part of g (params, query, input,
+// output, args, ack) with the generated type that carries it.
+func exampleTrips(t *testing.T, g *graph.Graph, pkg string) []roundTrip {
+	t.Helper()
+	var out []roundTrip
+	add := func(label, typ string, d graph.Digest, raw json.RawMessage) {
+		if d == "" || raw == nil {
+			return
+		}
+		out = append(out, roundTrip{label: label, pkg: pkg, typ: typ, digest: d, value: string(raw)})
+	}
+	parts := func(raw json.RawMessage) map[string]json.RawMessage {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	for _, op := range g.Operations() {
+		base := exportName(op.Service) + exportName(op.Action)
+		for i, ex := range op.Examples {
+			p := parts(ex)
+			l := fmt.Sprintf("%s example %d", op.ID(), i)
+			add(l+" params", base+"Params", op.Params, p["params"])
+			add(l+" query", base+"Query", op.Query, p["query"])
+			add(l+" input", base+"Input", op.Input, p["input"])
+			add(l+" output", base+"Output", op.Output, p["output"])
+		}
+	}
+	for _, rt := range g.RuntimeTools {
+		for i, ex := range rt.Examples {
+			p := parts(ex)
+			l := fmt.Sprintf("runtime %s example %d", rt.Name, i)
+			add(l+" input", exportName(rt.Name)+"Input", rt.Input, p["input"])
+			add(l+" output", exportName(rt.Name)+"Output", rt.Output, p["output"])
+		}
+	}
+	for _, rc := range g.Realtime {
+		for _, ev := range append(append([]graph.Event(nil), rc.ServerToClient...), rc.ClientToServer...) {
+			base := exportName(rc.Name) + exportName(ev.Name)
+			for i, ex := range ev.Examples {
+				p := parts(ex)
+				l := fmt.Sprintf("realtime %s.%s example %d", rc.Name, ev.Name, i)
+				add(l+" args", base+"Args", ev.Args, p["args"])
+				add(l+" ack", base+"Ack", ev.Ack, p["ack"])
+			}
+		}
+	}
+	return out
+}
+
+// TestGeneratedCodeRuns generates the test packages into a fresh module,
+// vets and runs a program that carries every contract example (checked by
+// CUE itself when the contract compiled) and every corpus value through the
+// generated types — json.Unmarshal, then json.Marshal — and requires the
+// result to equal the original and to pass the schema's validator. It then
+// proves that a program built from generated code links neither CUE nor
+// package testing.
+func TestGeneratedCodeRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds generated code with the go command")
+	}
+	gs := testGraphs(t)
+	dir := tempModule(t)
+	var trips []roundTrip
+	pkgs := []string{"tasks", "minimal", "mappings", "schemas"}
+	for _, name := range pkgs {
+		pkg := name + "api"
+		files := generate(t, gs[name], pkg)
+		if err := os.MkdirAll(filepath.Join(dir, pkg), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if err := os.WriteFile(filepath.Join(dir, pkg, f.Name), f.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		trips = append(trips, exampleTrips(t, gs[name], pkg)...)
+	}
+	values := corpusValues(t)
+	for _, c := range gs["schemas"].CliCommands {
+		vs := values[c.Name]
+		if len(vs) == 0 {
+			t.Fatalf("schemas.txtar: %s has no .values section", c.Name)
+		}
+		for i, v := range vs {
+			trips = append(trips, roundTrip{label: fmt.Sprintf("corpus %s value %d", c.Name, i), pkg: "schemasapi",
+				typ: exportName(c.Name) + "CommandInput", digest: c.Input, value: v})
+		}
+	}
+	if len(trips) < 40 {
+		t.Fatalf("only %d round trips: the corpus lost its examples", len(trips))
+	}
+
+	var b strings.Builder
+	b.WriteString("package main\n\nimport (\n\t\"stitchkit.dev/stitchkit/pkg/graph\"\n")
+	for _, name := range pkgs {
+		fmt.Fprintf(&b, "\t\"gentest/%sapi\"\n", name)
+	}
+	b.WriteString(")\n\nvar graphs = map[string]*graph.Graph{\n")
+	for _, name := range pkgs {
+		fmt.Fprintf(&b, "\t%q: %sapi.Graph(),\n", name+"api", name)
+	}
+	b.WriteString("}\n\nvar trips = []trip{\n")
+	for _, tr := range trips {
+		fmt.Fprintf(&b, "\t{%q, %q, %q, %q, roundTrip[%s.%s]},\n", tr.label, tr.pkg, tr.digest, tr.value, tr.pkg, tr.typ)
+	}
+	b.WriteString("}\n")
+	write := func(name, src string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("trips.go", b.String())
+	write("main.go", driverSource)
+	write("behaviour.go", behaviourSource)
+
+	t.Logf("%d round trips", len(trips))
+	goRun(t, dir, "vet", "./...")
+	out := goRun(t, dir, "run", ".")
+	if !strings.Contains(out, fmt.Sprintf("ok: %d round trips", len(trips))) {
+		t.Fatalf("driver output:\n%s", out)
+	}
+	deps := goRun(t, dir, "list", "-deps", ".")
+	for _, line := range strings.Split(deps, "\n") {
+		if strings.HasPrefix(line, "cuelang.org/go") || line == "testing" {
+			t.Errorf("a program built from generated code links %s", line)
+		}
+	}
+}
+
+// driverSource is the program TestGeneratedCodeRuns runs.
+const driverSource = `package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"stitchkit.dev/stitchkit/pkg/graph"
+	"stitchkit.dev/stitchkit/pkg/validate"
+)
+
+type trip struct {
+	label, pkg, digest, value string
+	rt                        func([]byte) ([]byte, error)
+}
+
+func roundTrip[T any](b []byte) ([]byte, error) {
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, fmt.Errorf("unmarshal: %w", err)
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("marshal: %w", err)
+	}
+	return out, nil
+}
+
+func main() {
+	failed := 0
+	fail := func(format string, args ...any) {
+		failed++
+		fmt.Printf("FAIL "+format+"\n", args...)
+	}
+	sets := map[string]*validate.Set{}
+	for name, g := range graphs {
+		s, err := validate.ForGraph(g)
+		if err != nil {
+			fmt.Println("FAIL", name, err)
+			os.Exit(1)
+		}
+		sets[name] = s
+	}
+	for _, tr := range trips {
+		v := sets[tr.pkg].Get(graph.Digest(tr.digest))
+		in, err := validate.DecodeJSON([]byte(tr.value), nil)
+		if err != nil {
+			fail("%s: %s: %v", tr.label, tr.value, err)
+			continue
+		}
+		if err := v.Validate(in); err != nil {
+			fail("%s: the original %s is not valid: %v", tr.label, tr.value, err)
+			continue
+		}
+		out, err := tr.rt([]byte(tr.value))
+		if err != nil {
+			fail("%s: %s: %v", tr.label, tr.value, err)
+			continue
+		}
+		want, _ := graph.Canonical(json.RawMessage(tr.value))
+		got, err := graph.Canonical(json.RawMessage(out))
+		if err != nil || !bytes.Equal(want, got) {
+			fail("%s: round trip changed the value:\n  sent %s\n  got  %s", tr.label, want, out)
+			continue
+		}
+		back, _ := validate.DecodeJSON(out, nil)
+		if err := v.Validate(back); err != nil {
+			fail("%s: the re-encoded %s is not valid: %v", tr.label, out, err)
+		}
+	}
+	failed += behaviour()
+	if failed > 0 {
+		fmt.Printf("%d failure(s)\n", failed)
+		os.Exit(1)
+	}
+	fmt.Printf("ok: %d round trips\n", len(trips))
+}
+`
+
+// behaviourSource pins what the round trips cannot show: what a Go value
+// built by hand encodes to, and the errors the generated methods return.
+const behaviourSource = `package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"gentest/mappingsapi"
+	"gentest/schemasapi"
+	"gentest/tasksapi"
+)
+
+func behaviour() int {
+	failed := 0
+	expect := func(what string, v any, want string) {
+		b, err := json.Marshal(v)
+		if err != nil || string(b) != want {
+			failed++
+			fmt.Printf("FAIL %s: got %s (%v), want %s\n", what, b, err, want)
+		}
+	}
+	expectErr := func(what string, err error, substr string) {
+		if err == nil || !strings.Contains(err.Error(), substr) {
+			failed++
+			fmt.Printf("FAIL %s: error %v, want one containing %q\n", what, err, substr)
+		}
+	}
+	// A nil list in a required field is sent as [], not null (which the
+	// schema refuses); in an optional one it is omitted.
+	expect("nil required list", tasksapi.TasksListOutput{}, ` + "`" + `{"items":[]}` + "`" + `)
+	expect("nil optional list", tasksapi.Task{ID: "t_1", Title: "x"}, ` + "`" + `{"done":false,"id":"t_1","title":"x"}` + "`" + `)
+	// A required nullable list: nil is null.
+	expect("nullable list", mappingsapi.MNullableInput{}, ` + "`" + `{"color":null,"req":null,"reqList":null}` + "`" + `)
+	// Optional nullable: absent, null, value.
+	expect("optional nullable absent", mappingsapi.MNullableInput{ReqList: []int64{}}, ` + "`" + `{"color":null,"req":null,"reqList":[]}` + "`" + `)
+	expect("optional nullable null", mappingsapi.MNullableInput{ReqList: []int64{}, Opt: mappingsapi.NullValue[int64]()}, ` + "`" + `{"color":null,"opt":null,"req":null,"reqList":[]}` + "`" + `)
+	expect("optional nullable value", mappingsapi.MNullableInput{ReqList: []int64{}, Opt: mappingsapi.NullableOf[int64](3)}, ` + "`" + `{"color":null,"opt":3,"req":null,"reqList":[]}` + "`" + `)
+	// A discriminated union fills its discriminator in.
+	expect("union fills kind", tasksapi.TasksNotifyInput{Sms: &tasksapi.TasksNotifyInputSms{Phone: "+1555"}}, ` + "`" + `{"kind":"sms","phone":"+1555"}` + "`" + `)
+	_, err := json.Marshal(tasksapi.TasksNotifyInput{})
+	expectErr("empty union", err, "no variant is set")
+	_, err = json.Marshal(tasksapi.TasksNotifyInput{Email: &tasksapi.TasksNotifyInputEmail{Kind: "sms"}})
+	expectErr("wrong discriminator", err, "want \"email\"")
+	var u tasksapi.TasksNotifyInput
+	expectErr("unknown discriminator", json.Unmarshal([]byte(` + "`" + `{"kind":"fax"}` + "`" + `), &u), "unknown kind \"fax\"")
+	expectErr("missing discriminator", json.Unmarshal([]byte(` + "`" + `{"phone":"1"}` + "`" + `), &u), "\"kind\" is missing")
+	if err := json.Unmarshal([]byte(` + "`" + `{"kind":"email","address":"a@b"}` + "`" + `), &u); err != nil || u.Kind() != "email" || u.Email == nil || u.Email.Address != "a@b" || u.Sms != nil {
+		failed++
+		fmt.Printf("FAIL decode union: %+v %v\n", u, err)
+	}
+	// A raw union decodes as each arm.
+	var e mappingsapi.MUnionsInputEither
+	_ = json.Unmarshal([]byte("42"), &e)
+	if n, err := e.AsInt64(); err != nil || n != 42 {
+		failed++
+		fmt.Printf("FAIL AsInt64: %v %v\n", n, err)
+	}
+	if _, err := e.AsString(); err == nil {
+		failed++
+		fmt.Println("FAIL AsString accepted a number")
+	}
+	s, _ := mappingsapi.MUnionsInputEitherFromString("four")
+	expect("union from string", s, ` + "`" + `"four"` + "`" + `)
+	// Extra properties: kept, written after the declared ones, and never
+	// allowed to repeat one.
+	expect("extra", mappingsapi.MObjectsInputOpen{A: "a", Extra: map[string]json.RawMessage{"z": json.RawMessage("1")}}, ` + "`" + `{"a":"a","z":1}` + "`" + `)
+	_, err = json.Marshal(mappingsapi.MObjectsInputOpen{Extra: map[string]json.RawMessage{"a": json.RawMessage("1")}})
+	expectErr("extra repeats a property", err, "repeats a declared property")
+	var o mappingsapi.MObjectsInputOpen
+	if err := json.Unmarshal([]byte(` + "`" + `{"A":"folded","a":"exact"}` + "`" + `), &o); err != nil || o.A != "exact" || string(o.Extra["A"]) != ` + "`" + `"folded"` + "`" + ` {
+		failed++
+		fmt.Printf("FAIL exact property names: %+v %v\n", o, err)
+	}
+	// Tuples are arrays.
+	expect("tuple", tasksapi.BoardTaskChangedArgs{Item0: tasksapi.Task{ID: "t_1", Title: "x"}}, ` + "`" + `[{"done":false,"id":"t_1","title":"x"}]` + "`" + `)
+	var tu schemasapi.TuplerestCommandInput
+	expectErr("short tuple", json.Unmarshal([]byte("[]"), &tu), "want at least 1")
+	_, err = json.Marshal(schemasapi.TuplerestCommandInput{Item0: "a", Rest: []bool{true}})
+	expectErr("tuple gap", err, "position 1 is absent")
+	// Enum constants carry their values.
+	expect("enum", []mappingsapi.Color{mappingsapi.ColorRed, mappingsapi.ColorBlue}, ` + "`" + `["red","blue"]` + "`" + `)
+	expect("int enum", mappingsapi.Level3, "3")
+	// Integers beyond 2^53 survive.
+	expect("int64", mappingsapi.MScalarsInput{I: 9007199254740993}.I, "9007199254740993")
+	return failed
+}
+`
