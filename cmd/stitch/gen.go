@@ -17,20 +17,21 @@ func init() {
 	commandFactories = append(commandFactories, func(env *cliEnv) *cobra.Command {
 		var out, pkg string
 		cmd := &cobra.Command{
-			Use:   "gen DIR -o PKGDIR [-p NAME]",
+			Use:   "gen [DIR] -o PKGDIR [-p NAME]",
 			Short: "Generate a Go package: embedded graph + typed bindings",
-			Long: `gen compiles the contract in DIR (or reads DIR as a graph.json file) and
-writes a Go package into PKGDIR: graph.json (embedded and digest-verified
-when the package initialises), one Go type per schema, and typed handler
-interfaces bound to the runner. The package name is NAME, else the base
-name of PKGDIR. The output is deterministic and gofmt'ed; regenerating an
-unchanged contract rewrites the same bytes. See docs/gen.md.`,
-			Args: cobra.ExactArgs(1),
+			Long: `gen compiles the contract in DIR (default: the current directory), or
+reads DIR as a graph.json file, and writes a Go package into PKGDIR:
+graph.json (embedded and digest-verified when the package initialises),
+one Go type per schema, and typed service interfaces bound to the runner
+(Register). The package name is NAME, else the base name of PKGDIR. The
+output is deterministic and gofmt'ed: regenerating an unchanged contract
+rewrites the same bytes. See docs/gen.md.`,
+			Args: cobra.MaximumNArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				if out == "" {
 					return exitWith(exitUsage, fmt.Errorf("gen: -o PKGDIR is required"))
 				}
-				return runGen(cmd.Context(), env, args[0], out, pkg)
+				return runGen(cmd.Context(), env, dirArg(args), out, pkg)
 			},
 		}
 		cmd.Flags().StringVarP(&out, "output", "o", "", "write the package into `PKGDIR` (created if missing)")

@@ -94,6 +94,13 @@ func schemaCorpus() (*graph.Graph, error) {
 			return nil, err
 		}
 		g.CliCommands = append(g.CliCommands, graph.CliCommand{Name: name, Desc: name, Input: d})
+		if name == "defaults" {
+			// Also a runtime tool, so the generated-code test sees the
+			// runner apply the defaults before the typed method runs.
+			g.RuntimeTools = append(g.RuntimeTools, graph.RuntimeTool{Name: "corpus_defaults", Desc: "defaults",
+				Identity: graph.Identity{Service: "corpus", Action: "defaults", Method: "POST", Scope: "public"},
+				Input:    d, Transports: []graph.Transport{graph.MCP}})
+		}
 	}
 	slices.SortFunc(g.CliCommands, func(a, b graph.CliCommand) int { return graph.CompareUTF16(a.Name, b.Name) })
 	if err := g.Validate(); err != nil {

@@ -378,6 +378,7 @@ type rootSchema struct {
 	digest graph.Digest
 	name   string // the Go name to claim
 	doc    string
+	key    string // see rootKey
 }
 
 // rootType declares the Go type of a root schema and returns its name.

@@ -161,11 +161,41 @@ func goComment(text string) string {
 			b.WriteString("//\n")
 			continue
 		}
-		b.WriteString("// ")
-		b.WriteString(line)
-		b.WriteString("\n")
+		if strings.HasPrefix(line, "\t") || strings.HasPrefix(line, "  ") {
+			// Preformatted: keep as is.
+			b.WriteString("// " + line + "\n")
+			continue
+		}
+		for _, l := range wrap(line, 76) {
+			b.WriteString("// " + l + "\n")
+		}
 	}
 	return b.String()
+}
+
+// wrap breaks a line of prose at spaces into lines of at most width
+// characters (a longer word stays whole).
+func wrap(line string, width int) []string {
+	var out []string
+	for utf8.RuneCountInString(line) > width {
+		cut := -1
+		n := 0
+		for i, r := range line {
+			if n > width {
+				break
+			}
+			if r == ' ' {
+				cut = i
+			}
+			n++
+		}
+		if cut <= 0 {
+			break
+		}
+		out = append(out, line[:cut])
+		line = strings.TrimLeft(line[cut:], " ")
+	}
+	return append(out, line)
 }
 
 // PackageName turns s (a directory or contract name) into a valid,

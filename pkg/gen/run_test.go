@@ -189,13 +189,16 @@ func TestGeneratedCodeRuns(t *testing.T) {
 	write("trips.go", b.String())
 	write("main.go", driverSource)
 	write("behaviour.go", behaviourSource)
+	write("calls.go", callsSource(gs, []string{"tasks", "minimal", "mappings", "schemas"}))
+	write("calldriver.go", callDriverSource)
 
 	t.Logf("%d round trips", len(trips))
 	goRun(t, dir, "vet", "./...")
 	out := goRun(t, dir, "run", ".")
-	if !strings.Contains(out, fmt.Sprintf("ok: %d round trips", len(trips))) {
+	if !strings.Contains(out, fmt.Sprintf("ok: %d round trips", len(trips))) || !strings.Contains(out, "calls ok") {
 		t.Fatalf("driver output:\n%s", out)
 	}
+	t.Logf("driver: %s", strings.TrimSpace(out))
 	deps := goRun(t, dir, "list", "-deps", ".")
 	for _, line := range strings.Split(deps, "\n") {
 		if strings.HasPrefix(line, "cuelang.org/go") || line == "testing" {
@@ -277,6 +280,7 @@ func main() {
 		}
 	}
 	failed += behaviour()
+	failed += calls()
 	if failed > 0 {
 		fmt.Printf("%d failure(s)\n", failed)
 		os.Exit(1)
@@ -372,5 +376,288 @@ func behaviour() int {
 	// Integers beyond 2^53 survive.
 	expect("int64", mappingsapi.MScalarsInput{I: 9007199254740993}.I, "9007199254740993")
 	return failed
+}
+`
+
+// callsSource writes, for each package, a typed implementation of every
+// service and of the runtime tools: each method records the value it
+// received and answers with the output of the example being called. The
+// driver (callDriverSource) then calls every example through the real
+// runner and checks both sides.
+func callsSource(gs map[string]*graph.Graph, names []string) string {
+	var b strings.Builder
+	b.WriteString("package main\n\nimport (\n\t\"context\"\n\n\t\"stitchkit.dev/stitchkit/pkg/mount\"\n")
+	for _, n := range names {
+		fmt.Fprintf(&b, "\t\"gentest/%sapi\"\n", n)
+	}
+	b.WriteString(")\n\nvar _ = mount.NewError\n\n")
+	method := func(pkg, recv, name, id string, params, query, input, output string) {
+		var args []string
+		args = append(args, "ctx context.Context")
+		var parts []string
+		if params != "" {
+			args = append(args, "params "+pkg+"."+params)
+			parts = append(parts, fmt.Sprintf("record(%q, \"params\", params)", id))
+		}
+		if query != "" {
+			args = append(args, "query "+pkg+"."+query)
+			parts = append(parts, fmt.Sprintf("record(%q, \"query\", query)", id))
+		}
+		if input != "" {
+			args = append(args, "in "+pkg+"."+input)
+			parts = append(parts, fmt.Sprintf("record(%q, \"input\", in)", id))
+		}
+		res := "error"
+		if output != "" {
+			res = "(" + pkg + "." + output + ", error)"
+		}
+		fmt.Fprintf(&b, "func (%s) %s(%s) %s {\n", recv, name, strings.Join(args, ", "), res)
+		for _, p := range parts {
+			b.WriteString("\t" + p + "\n")
+		}
+		if output != "" {
+			fmt.Fprintf(&b, "\tvar out %s.%s\n\tif err := answer(ctx, %q, &out); err != nil {\n\t\treturn out, err\n\t}\n\treturn out, nil\n}\n\n", pkg, output, id)
+		} else {
+			fmt.Fprintf(&b, "\treturn answer(ctx, %q, nil)\n}\n\n", id)
+		}
+	}
+	b.WriteString("var implementations = map[string]func() (*mount.Implementation, error){\n")
+	for _, n := range names {
+		g := gs[n]
+		pkg := n + "api"
+		var fields []string
+		for _, s := range g.Services {
+			fields = append(fields, fmt.Sprintf("%s: %s%s{}", exportName(s.Name), pkg, exportName(s.Name)))
+		}
+		if len(g.RuntimeTools) > 0 {
+			fields = append(fields, fmt.Sprintf("Runtime: %sRuntime{}", pkg))
+		}
+		fmt.Fprintf(&b, "\t%q: func() (*mount.Implementation, error) { return %s.Register(%s.Services{%s}) },\n", pkg, pkg, pkg, strings.Join(fields, ", "))
+	}
+	b.WriteString("}\n\n")
+	for _, n := range names {
+		g := gs[n]
+		pkg := n + "api"
+		for _, s := range g.Services {
+			recv := pkg + exportName(s.Name)
+			fmt.Fprintf(&b, "type %s struct{}\n\n", recv)
+			for _, op := range s.Operations {
+				base := exportName(op.Service) + exportName(op.Action)
+				role := func(d graph.Digest, r string) string {
+					if d == "" {
+						return ""
+					}
+					return base + r
+				}
+				method(pkg, recv, exportName(op.Action), pkg+"/"+op.ID(), role(op.Params, "Params"), role(op.Query, "Query"), role(op.Input, "Input"), role(op.Output, "Output"))
+			}
+		}
+		if len(g.RuntimeTools) > 0 {
+			recv := pkg + "Runtime"
+			fmt.Fprintf(&b, "type %s struct{}\n\n", recv)
+			for _, rt := range g.RuntimeTools {
+				base := exportName(rt.Name)
+				out := ""
+				if rt.Output != "" {
+					out = base + "Output"
+				}
+				method(pkg, recv, base, pkg+"/"+rt.Identity.Service+"."+rt.Identity.Action, "", "", base+"Input", out)
+			}
+		}
+	}
+	return b.String()
+}
+
+// callDriverSource calls every operation example through mount.Runner:
+// params and query as decoded values, the input as request bytes, exactly
+// as a transport hands them over.
+const callDriverSource = `package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"stitchkit.dev/stitchkit/pkg/graph"
+	"stitchkit.dev/stitchkit/pkg/mount"
+	"stitchkit.dev/stitchkit/pkg/validate"
+)
+
+// The call in progress: what the method must receive and answer.
+type expectation struct {
+	parts    map[string]json.RawMessage
+	received map[string][]byte
+	fail     string // an error code the method answers instead
+}
+
+type ctxKey struct{}
+
+var current *expectation
+
+func record(id, part string, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b = []byte("marshal error: " + err.Error())
+	}
+	current.received[part] = b
+}
+
+func answer(ctx context.Context, id string, out any) error {
+	if current.fail != "" {
+		return mount.NewError(current.fail, "")
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(current.parts["output"], out)
+}
+
+func calls() int {
+	failed := 0
+	fail := func(format string, args ...any) {
+		failed++
+		fmt.Printf("FAIL "+format+"\n", args...)
+	}
+	names := make([]string, 0, len(implementations))
+	for n := range implementations {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	n := 0
+	for _, pkg := range names {
+		impl, err := implementations[pkg]()
+		if err != nil {
+			fail("%s: Register: %v", pkg, err)
+			continue
+		}
+		if un := impl.Unbound(); len(un) > 0 {
+			fail("%s: Register left %d identities unbound", pkg, len(un))
+		}
+		r, err := mount.New(impl, &mount.Options{RequireAll: true})
+		if err != nil {
+			fail("%s: %v", pkg, err)
+			continue
+		}
+		g := graphs[pkg]
+		type target struct {
+			id       string
+			examples []json.RawMessage
+			tool     bool
+		}
+		var targets []target
+		for _, op := range g.Operations() {
+			targets = append(targets, target{op.ID(), op.Examples, false})
+		}
+		for _, rt := range g.RuntimeTools {
+			targets = append(targets, target{rt.Identity.Service + "." + rt.Identity.Action, rt.Examples, true})
+		}
+		for _, tg := range targets {
+			svc, action, _ := cut(tg.id)
+			ep := r.Endpoint(svc, action)
+			for i, raw := range tg.examples {
+				var parts map[string]json.RawMessage
+				_ = json.Unmarshal(raw, &parts)
+				current = &expectation{parts: parts, received: map[string][]byte{}}
+				var res mount.Result
+				if tg.tool {
+					res = ep.CallTool(context.Background(), mount.SourceInternal, parts["input"], nil)
+				} else {
+					req := &mount.Request{Source: mount.SourceInternal}
+					if p, ok := parts["params"]; ok {
+						req.Params.Values = decodeObject(p)
+					}
+					if q, ok := parts["query"]; ok {
+						req.Query.Values = decodeObject(q)
+					}
+					if in, ok := parts["input"]; ok {
+						req.Body = func() ([]byte, error) { return in, nil }
+					}
+					res = ep.Call(context.Background(), req)
+				}
+				n++
+				label := fmt.Sprintf("%s %s example %d", pkg, tg.id, i)
+				if res.Err != nil {
+					fail("%s: %v", label, res.Err)
+					continue
+				}
+				for _, part := range []string{"params", "query", "input"} {
+					want, ok := parts[part]
+					if !ok {
+						continue
+					}
+					if !sameJSON(want, current.received[part]) {
+						fail("%s: the method received %s %s, want %s", label, part, current.received[part], want)
+					}
+				}
+				if want, ok := parts["output"]; ok && !sameJSON(want, res.Output) {
+					fail("%s: output %s, want %s", label, res.Output, want)
+				}
+			}
+		}
+	}
+	// Errors: a declared code passes with its status, an undeclared one
+	// becomes INTERNAL_SERVER_ERROR; a value that does not fit the Go type
+	// is VALIDATION_ERROR.
+	impl, _ := implementations["tasksapi"]()
+	r, _ := mount.New(impl, nil)
+	get := r.Endpoint("tasks", "get")
+	for _, c := range []struct{ code, want string; status int }{
+		{"TASK_NOT_FOUND", "TASK_NOT_FOUND", 404},
+		{"FILE_NOT_FOUND", "INTERNAL_SERVER_ERROR", 500},
+	} {
+		current = &expectation{received: map[string][]byte{}, fail: c.code}
+		res := get.CallTool(context.Background(), mount.SourceInternal, json.RawMessage(` + "`" + `{"id":"t_9"}` + "`" + `), nil)
+		if res.Err == nil || res.Err.Code != c.want || res.Err.Status != c.status {
+			fail("tasks.get answering %s: %+v", c.code, res.Err)
+		}
+	}
+	impl, _ = implementations["mappingsapi"]()
+	r, _ = mount.New(impl, nil)
+	current = &expectation{received: map[string][]byte{}, parts: map[string]json.RawMessage{"output": json.RawMessage(` + "`" + `{"ok":true}` + "`" + `)}}
+	res := r.Endpoint("m", "scalars").Call(context.Background(), &mount.Request{Body: func() ([]byte, error) {
+		return []byte(` + "`" + `{"s":"s","i":9223372036854775808,"n":1,"f":1,"b":true,"count":1,"bounded":0,"lit":"fixed","short":"a","when":"2024-01-02T03:04:05Z","kebab-case":"k","123start":true,"-":"d","type":"t","Upper":"U","upper":"u","userId":"u"}` + "`" + `), nil
+	}})
+	if res.Err == nil || res.Err.Code != "VALIDATION_ERROR" || !strings.Contains(res.Err.Message, "does not fit") {
+		fail("an integer beyond int64: %+v", res.Err)
+	}
+	// Defaults are applied before the typed method sees the input.
+	impl, _ = implementations["schemasapi"]()
+	r, _ = mount.New(impl, nil)
+	current = &expectation{received: map[string][]byte{}}
+	res = r.Endpoint("corpus", "defaults").CallTool(context.Background(), mount.SourceInternal, json.RawMessage(` + "`" + `{"name":"n"}` + "`" + `), nil)
+	if want := ` + "`" + `{"limit":20,"mode":"safe","name":"n","tags":[]}` + "`" + `; res.Err != nil || !sameJSON([]byte(want), current.received["input"]) {
+		fail("defaults: %v: the method received %s, want %s", res.Err, current.received["input"], want)
+	}
+	if failed == 0 {
+		fmt.Printf("calls ok: %d example calls through mount.Runner\n", n)
+	}
+	return failed
+}
+
+func cut(id string) (string, string, bool) {
+	for i := len(id) - 1; i >= 0; i-- {
+		if id[i] == '.' {
+			return id[:i], id[i+1:], true
+		}
+	}
+	return id, "", false
+}
+
+func decodeObject(raw json.RawMessage) map[string]any {
+	v, err := validate.DecodeJSON(raw, nil)
+	if err != nil {
+		panic(err)
+	}
+	m, _ := v.(map[string]any)
+	return m
+}
+
+func sameJSON(a, b []byte) bool {
+	x, err1 := graph.Canonical(json.RawMessage(a))
+	y, err2 := graph.Canonical(json.RawMessage(b))
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }
 `
