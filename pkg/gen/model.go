@@ -312,6 +312,12 @@ func (m *model) defType(d *schemaDoc, name string) (typeRef, bool) {
 		}
 		t, nullable := m.typeOf(d, body, naming{fixed: goName})
 		m.defNullable[goName] = nullable
+		if dd, declared := m.byName[t.expr]; t.expr != goName && !declared && m.defBuilt[t.expr] || declared && dd.kind == kindAlias && m.aliasesTo(dd, goName) {
+			// A definition that is only a reference to itself through
+			// other references (A = B, B = A) accepts no particular
+			// shape; a Go alias cycle would not compile.
+			t = rawType
+		}
 		if t.expr != goName {
 			m.declareNamed(goName, nodeDoc(body), t)
 		}
@@ -358,8 +364,28 @@ func (m *model) named(name string) typeRef {
 	return t
 }
 
+// aliasesTo reports whether alias d leads to name through other aliases.
+func (m *model) aliasesTo(d *decl, name string) bool {
+	for range 64 {
+		if d.underlying == name {
+			return true
+		}
+		next := m.byName[d.underlying]
+		if next == nil || next.kind != kindAlias {
+			return false
+		}
+		d = next
+	}
+	return true
+}
+
 // aliasTarget describes what an alias stands for.
 func (m *model) aliasTarget(d *decl) typeRef {
+	m.depth++
+	defer func() { m.depth-- }()
+	if m.depth > maxDepth {
+		return rawType
+	}
 	u := d.underlying
 	switch {
 	case u == "json.RawMessage":
@@ -695,7 +721,7 @@ func (m *model) refType(d *schemaDoc, ref string, nm naming) (typeRef, bool) {
 	if name != "" {
 		return m.defType(rd, name)
 	}
-	if ref == "#" || target == any(d.rootB) {
+	if frag, _ := url.PathUnescape(strings.TrimPrefix(ref, "#")); frag == "" {
 		if goName, ok := m.rootName[d.digest]; ok {
 			return m.named(goName), m.isNullable(d, d.rootB)
 		}
