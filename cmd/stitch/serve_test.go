@@ -439,3 +439,37 @@ func otherMethod(g *graph.Graph, path string) string {
 	}
 	return ""
 }
+
+// TestServeGraphJSON serves a compiled graph.json (no CUE at hand) and
+// serves it back byte for byte.
+func TestServeGraphJSON(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	g, err := compile.Compile(context.Background(), "../../examples/minimal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := g.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "graph.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, path)
+	st, _, body := s.do(t, "GET", "/graph.json", "", nil)
+	if st != 200 || !bytes.Equal(body, b) {
+		t.Errorf("GET /graph.json: %d, %d bytes (want the %d served)", st, len(body), len(b))
+	}
+	st, _, body = s.do(t, "POST", "/api/notes", "application/json", strings.NewReader(`{"text":"hello"}`))
+	if st != 200 || string(body) != `{"id":"n1","text":"hello"}` {
+		t.Errorf("POST /api/notes: %d %s", st, body)
+	}
+	st, _, body = s.do(t, "GET", "/api/notes", "", nil)
+	if st != 501 || errorCode(t, "GET /api/notes", body) != "NOT_IMPLEMENTED" {
+		t.Errorf("GET /api/notes: %d %s", st, body)
+	}
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+}
