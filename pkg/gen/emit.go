@@ -85,6 +85,10 @@ func (m *model) emitTypes(p *printer) {
 		m.imports["encoding/json"] = true
 		p.s(nullableSource)
 	}
+	if m.usesStrict {
+		m.imports["bytes"], m.imports["encoding/json"] = true, true
+		p.s(strictSource)
+	}
 	for _, d := range m.decls {
 		switch d.kind {
 		case kindAlias:
@@ -174,7 +178,7 @@ func (m *model) emitStruct(p *printer, d *decl) {
 	}
 	m.imports["encoding/json"] = true
 	if d.extra == nil {
-		p.f("// MarshalJSON sends a nil list or map in a required field as an empty one, not null.\n")
+		p.f("// MarshalJSON sends a nil list or map in a required (or empty-defaulted) field as an empty one.\n")
 	} else {
 		p.f("// MarshalJSON writes the declared fields, then Extra.\n")
 	}
@@ -335,8 +339,19 @@ func (m *model) emitOneOf(p *printer, d *decl) {
 	p.f("// UnmarshalJSON reads %q and decodes the matching variant.\n", d.discriminator)
 	p.f("func (u *%s) UnmarshalJSON(b []byte) error {\nvar probe map[string]json.RawMessage\nif err := json.Unmarshal(b, &probe); err != nil {\nreturn err\n}\nvar d string\n", d.name)
 	where := p.pkg + "." + d.name + ": " + strconv.Quote(d.discriminator)
-	p.f("if raw, ok := probe[%q]; !ok {\nreturn errors.New(%s)\n} else if err := json.Unmarshal(raw, &d); err != nil {\nreturn fmt.Errorf(%s, err)\n}\n",
-		d.discriminator, strconv.Quote(where+" is missing"), strconv.Quote(where+": %w"))
+	if d.discOptional {
+		// The discriminator has a default: a value without it is the one
+		// variant it decodes into strictly.
+		p.f("if raw, ok := probe[%q]; ok {\nif err := json.Unmarshal(raw, &d); err != nil {\nreturn fmt.Errorf(%s, err)\n}\n} else {\n", d.discriminator, strconv.Quote(where+": %w"))
+		for _, v := range d.variants {
+			p.f("if decodeStrict(b, new(%s)) == nil {\nif d != \"\" {\nreturn errors.New(%s)\n}\nd = %q\n}\n",
+				v.typ.expr, strconv.Quote(where+" is missing and the value fits several variants"), v.value)
+		}
+		p.f("if d == \"\" {\nreturn errors.New(%s)\n}\n}\n", strconv.Quote(where+" is missing and the value fits no variant"))
+	} else {
+		p.f("if raw, ok := probe[%q]; !ok {\nreturn errors.New(%s)\n} else if err := json.Unmarshal(raw, &d); err != nil {\nreturn fmt.Errorf(%s, err)\n}\n",
+			d.discriminator, strconv.Quote(where+" is missing"), strconv.Quote(where+": %w"))
+	}
 	p.f("*u = %s{}\nswitch d {\n", d.name)
 	for _, v := range d.variants {
 		p.f("case %q:\nu.%s = new(%s)\nreturn json.Unmarshal(b, u.%s)\n", v.value, v.goName, v.typ.expr, v.goName)
@@ -364,6 +379,17 @@ func (m *model) emitAnyOf(p *printer, d *decl) {
 			ctor, d.name, ctor, a.typ.expr, d.name, d.name)
 	}
 }
+
+// strictSource is the helper that tells the variants of a union apart when
+// its discriminator is absent.
+const strictSource = `// decodeStrict decodes b into v, refusing properties v does not declare.
+func decodeStrict(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+`
 
 // nullableSource is the helper type of optional fields that may be null.
 const nullableSource = `// Nullable is an optional field that may also be null. The zero value is

@@ -56,7 +56,7 @@ const (
 var reserved = []string{
 	"Graph", "GraphDigest", "Nullable", "NullableOf", "NullValue",
 	"Register", "Services", "RuntimeTools",
-	"graphJSON", "loaded", "load",
+	"graphJSON", "loaded", "load", "decodeStrict",
 }
 
 // Generate returns the files of the Go package for g, sorted by name:

@@ -49,6 +49,9 @@ type decl struct {
 	// kindOneOf
 	discriminator string // JSON property name
 	discGo        string // Go method name returning the discriminator
+	// discOptional: some arm does not require the discriminator (it has
+	// the constant as its default), so a value may lack it.
+	discOptional bool
 	variants      []variant
 
 	// kindAnyOf
@@ -187,7 +190,9 @@ type model struct {
 	rootName map[graph.Digest]string
 
 	usesNullable bool
-	imports      map[string]bool
+	// usesStrict: the decodeStrict helper is needed.
+	usesStrict bool
+	imports    map[string]bool
 	// depth guards the recursion on hostile, deeply nested schemas.
 	depth int
 }
@@ -255,11 +260,7 @@ func (m *model) nameDefs(roots []rootSchema) {
 		if d == nil {
 			continue
 		}
-		names := make([]string, 0, len(d.defs))
-		for n := range d.defs {
-			names = append(names, n)
-		}
-		graph.SortUTF16(names)
+		names := m.reachableDefs(d)
 		for _, n := range names {
 			gk := group{n, m.key(d, d.defs[n])}
 			goName, ok := named[gk]
@@ -270,6 +271,54 @@ func (m *model) nameDefs(roots []rootSchema) {
 			m.defName[defID{d.digest, n}] = goName
 		}
 	}
+}
+
+// reachableDefs returns the names of the definitions of d its root reaches
+// through $refs, sorted. A definition nothing refers to describes no value
+// of the graph and gets no Go type.
+func (m *model) reachableDefs(d *schemaDoc) []string {
+	seen := map[string]bool{}
+	followed := map[string]bool{}
+	var walk func(v any, depth int)
+	walk = func(v any, depth int) {
+		if depth > maxDepth {
+			return
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			for k, c := range x {
+				if k == "$defs" {
+					continue
+				}
+				if ref, ok := c.(string); ok && k == "$ref" {
+					_, name, target, ok := m.resolve(d, ref)
+					switch {
+					case !ok:
+					case name != "" && !seen[name]:
+						seen[name] = true
+						walk(target, depth+1)
+					case name == "" && !followed[ref]:
+						// A pointer into another node ("#/properties/a").
+						followed[ref] = true
+						walk(target, depth+1)
+					}
+					continue
+				}
+				walk(c, depth+1)
+			}
+		case []any:
+			for _, c := range x {
+				walk(c, depth+1)
+			}
+		}
+	}
+	walk(d.rootB, 0)
+	names := make([]string, 0, len(seen))
+	for n := range seen {
+		names = append(names, n)
+	}
+	graph.SortUTF16(names)
+	return names
 }
 
 // buildDefs declares the Go type of every named definition, in the order
@@ -285,12 +334,7 @@ func (m *model) buildDefs(roots []rootSchema) {
 		if d == nil {
 			continue
 		}
-		names := make([]string, 0, len(d.defs))
-		for n := range d.defs {
-			names = append(names, n)
-		}
-		graph.SortUTF16(names)
-		for _, n := range names {
+		for _, n := range m.reachableDefs(d) {
 			m.defType(d, n)
 		}
 	}
@@ -818,6 +862,10 @@ func (m *model) objectType(d *schemaDoc, n map[string]any, nm naming) typeRef {
 		case nullable:
 			f.wrap, f.omit = wrapNullable, true
 			m.usesNullable = true
+		case t.nilable && hasDefault && (dflt == "[]" || dflt == "{}") && t.empty != "":
+			// CUE's [...T] defaults to []: write nil as that default, so
+			// a reader that does not apply defaults sees it too.
+			f.nilFix = true
 		case t.nilable:
 			f.omit = true
 		default:
@@ -1173,21 +1221,27 @@ func (m *model) oneOfType(d *schemaDoc, n map[string]any, arms []any, nm naming)
 	}
 	graph.SortUTF16(cands)
 	disc := ""
+	optional := false
 	var values []string
 	for _, p := range cands {
 		values = values[:0]
-		ok := true
+		ok, opt := true, false
 		for _, o := range objs {
 			props, _ := o.n["properties"].(map[string]any)
 			v, isConst := m.constString(o.d, props[p])
-			if !isConst || !stringSet(o.n["required"])[p] || slices.Contains(values, v) {
+			// Required, or defaulted to the constant (CUE's kind: "email"):
+			// once the runner has applied defaults it is always there.
+			req := stringSet(o.n["required"])[p]
+			dflt, hasDefault := defaultOf(props[p])
+			if !isConst || slices.Contains(values, v) || !req && (!hasDefault || dflt != strconv.Quote(v)) {
 				ok = false
 				break
 			}
+			opt = opt || !req
 			values = append(values, v)
 		}
 		if ok {
-			disc = p
+			disc, optional = p, opt
 			break
 		}
 	}
@@ -1198,8 +1252,11 @@ func (m *model) oneOfType(d *schemaDoc, n map[string]any, arms []any, nm naming)
 	if reuse {
 		return m.named(name), true
 	}
-	u := m.add(&decl{name: name, doc: nodeDoc(n), kind: kindOneOf, discriminator: disc,
+	u := m.add(&decl{name: name, doc: nodeDoc(n), kind: kindOneOf, discriminator: disc, discOptional: optional,
 		members: newNamespace("MarshalJSON", "UnmarshalJSON")})
+	if optional {
+		m.usesStrict = true
+	}
 	u.discGo = u.members.claim(exportName(disc))
 	for i, a := range arms {
 		goName := u.members.claim(exportName(values[i]))

@@ -341,6 +341,15 @@ func behaviour() int {
 		failed++
 		fmt.Printf("FAIL decode union: %+v %v\n", u, err)
 	}
+	// A discriminator CUE defaults (kind: "email", not kind!:) may be
+	// absent: the value is the variant it fits.
+	var n mappingsapi.Notice
+	if err := json.Unmarshal([]byte(` + "`" + `{"address":"a@b"}` + "`" + `), &n); err != nil || n.Kind() != "email" || n.Email == nil || n.Email.Address != "a@b" {
+		failed++
+		fmt.Printf("FAIL optional discriminator: %+v %v\n", n, err)
+	}
+	expectErr("fits no variant", json.Unmarshal([]byte(` + "`" + `{"fax":"1"}` + "`" + `), &n), "fits no variant")
+	expect("optional discriminator filled in", mappingsapi.Notice{Sms: &mappingsapi.NoticeSms{Phone: "+1"}}, ` + "`" + `{"kind":"sms","phone":"+1"}` + "`" + `)
 	// A raw union decodes as each arm.
 	var e mappingsapi.MUnionsInputEither
 	_ = json.Unmarshal([]byte("42"), &e)
@@ -618,7 +627,7 @@ func calls() int {
 	r, _ = mount.New(impl, nil)
 	current = &expectation{received: map[string][]byte{}, parts: map[string]json.RawMessage{"output": json.RawMessage(` + "`" + `{"ok":true}` + "`" + `)}}
 	res := r.Endpoint("m", "scalars").Call(context.Background(), &mount.Request{Body: func() ([]byte, error) {
-		return []byte(` + "`" + `{"s":"s","i":9223372036854775808,"n":1,"f":1,"b":true,"count":1,"bounded":0,"lit":"fixed","short":"a","when":"2024-01-02T03:04:05Z","kebab-case":"k","123start":true,"-":"d","type":"t","Upper":"U","upper":"u","userId":"u"}` + "`" + `), nil
+		return []byte(` + "`" + `{"s":"s","i":9223372036854775808,"n":1,"f":1.5,"b":true,"count":1,"bounded":0,"lit":"fixed","short":"a","when":"2024-01-02T03:04:05Z","kebab-case":"k","123start":true,"-":"d","type":"t","Upper":"U","upper":"u","userId":"u"}` + "`" + `), nil
 	}})
 	if res.Err == nil || res.Err.Code != "VALIDATION_ERROR" || !strings.Contains(res.Err.Message, "does not fit") {
 		fail("an integer beyond int64: %+v", res.Err)

@@ -76,7 +76,7 @@ func (s tasks) Search(ctx context.Context, q tasksapi.TasksSearchQuery) (tasksap
 }
 
 func (s tasks) Create(ctx context.Context, in tasksapi.TasksCreateInput) (tasksapi.TasksCreateOutput, error) {
-	t, err := s.app.store.CreateTask(ctx, string(in.Title), in.Tags)
+	t, err := s.app.store.CreateTask(ctx, in.Title, in.Tags)
 	if err != nil {
 		return t, taskError(err, true)
 	}
@@ -106,14 +106,14 @@ func (s tasks) update(ctx context.Context, id tasksapi.TaskID, conflictDeclared 
 
 func (s tasks) Update(ctx context.Context, p tasksapi.TasksUpdateParams, in tasksapi.TasksUpdateInput) (tasksapi.TasksUpdateOutput, error) {
 	return s.update(ctx, p.ID, true, func(t *tasksapi.Task) error {
-		t.Title, t.Done, t.Tags = string(in.Title), in.Done, in.Tags
+		t.Title, t.Done, t.Tags = in.Title, in.Done, in.Tags
 		return nil
 	})
 }
 
 func (s tasks) Rename(ctx context.Context, p tasksapi.TasksRenameParams, in tasksapi.TasksRenameInput) (tasksapi.TasksRenameOutput, error) {
 	return s.update(ctx, tasksapi.TaskID(p.ID), false, func(t *tasksapi.Task) error {
-		t.Title = string(in.Title)
+		t.Title = in.Title
 		return nil
 	})
 }

@@ -15,7 +15,7 @@ import (
 // GraphDigest is the digest of the graph this package was generated from
 // (graph.DigestOf of the loaded graph). The embedded graph.json is checked
 // against it when the package initialises.
-const GraphDigest = "a345c21221d1418f"
+const GraphDigest = "b99c73b0134e9433"
 
 //go:embed graph.json
 var graphJSON []byte

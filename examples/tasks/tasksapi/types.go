@@ -22,13 +22,12 @@ type File struct {
 // Tag is a string.
 type Tag string
 
-// Tags: #Tags is named (not reached as #Task.tags): CUE's JSON Schema
-// generator
-// cannot follow a reference to an optional field.
+// Tags: #Tags is named so schemas can share it. (A reference to the optional
+// field
+// itself, tags?: #Task.tags, compiles, but CUE refuses every value for it —
+// "cannot reference optional field" — so its schema says the field must be
+// absent.)
 type Tags []Tag
-
-// Title is a string.
-type Title string
 
 // Task is an object.
 type Task struct {
@@ -57,10 +56,11 @@ type FilesListQuery struct {
 // FilesListOutput is the output of files.list (GET /v1/files): List attached
 // files.
 type FilesListOutput struct {
+	// Default: [] (applied before a handler sees the value).
 	Items []File `json:"items"`
 }
 
-// MarshalJSON sends a nil list or map in a required field as an empty one, not null.
+// MarshalJSON sends a nil list or map in a required (or empty-defaulted) field as an empty one.
 func (v FilesListOutput) MarshalJSON() ([]byte, error) {
 	type plain FilesListOutput
 	if v.Items == nil {
@@ -99,8 +99,8 @@ type TasksCompleteOutput = Task
 
 // TasksCreateInput is the input of tasks.create (POST /tasks): Create a task.
 type TasksCreateInput struct {
-	Tags  Tags  `json:"tags,omitzero"`
-	Title Title `json:"title"`
+	Tags  Tags   `json:"tags,omitzero"`
+	Title string `json:"title"`
 }
 
 // TasksCreateOutput is the output of tasks.create (POST /tasks): Create a
@@ -143,11 +143,12 @@ type TasksListQuery struct {
 
 // TasksListOutput is the output of tasks.list (GET /tasks): List tasks.
 type TasksListOutput struct {
+	// Default: [] (applied before a handler sees the value).
 	Items []Task  `json:"items"`
 	Next  *string `json:"next,omitzero"`
 }
 
-// MarshalJSON sends a nil list or map in a required field as an empty one, not null.
+// MarshalJSON sends a nil list or map in a required (or empty-defaulted) field as an empty one.
 func (v TasksListOutput) MarshalJSON() ([]byte, error) {
 	type plain TasksListOutput
 	if v.Items == nil {
@@ -269,7 +270,7 @@ type TasksRenameParams = TasksCompleteParams
 // TasksRenameInput is the input of tasks.rename (PATCH /tasks/{id}/title):
 // Rename a task.
 type TasksRenameInput struct {
-	Title Title `json:"title"`
+	Title string `json:"title"`
 }
 
 // TasksRenameOutput is the output of tasks.rename (PATCH /tasks/{id}/title):
@@ -298,10 +299,11 @@ const (
 // TasksSearchOutput is the output of tasks.search (GET /tasks/search): Search
 // tasks by text.
 type TasksSearchOutput struct {
+	// Default: [] (applied before a handler sees the value).
 	Items []Task `json:"items"`
 }
 
-// MarshalJSON sends a nil list or map in a required field as an empty one, not null.
+// MarshalJSON sends a nil list or map in a required (or empty-defaulted) field as an empty one.
 func (v TasksSearchOutput) MarshalJSON() ([]byte, error) {
 	type plain TasksSearchOutput
 	if v.Items == nil {
@@ -319,9 +321,9 @@ type TasksUpdateParams = TasksGetParams
 // TasksUpdateInput is the input of tasks.update (PUT /tasks/{id}): Replace a
 // task.
 type TasksUpdateInput struct {
-	Done  bool  `json:"done"`
-	Tags  Tags  `json:"tags,omitzero"`
-	Title Title `json:"title"`
+	Done  bool   `json:"done"`
+	Tags  Tags   `json:"tags,omitzero"`
+	Title string `json:"title"`
 }
 
 // TasksUpdateOutput is the output of tasks.update (PUT /tasks/{id}): Replace a
@@ -352,11 +354,13 @@ type DoctorCommandInput struct {
 // DoctorCommandOutput is the output of the CLI command doctor: Check the local
 // configuration.
 type DoctorCommandOutput struct {
-	Ok       bool     `json:"ok"`
+	Ok bool `json:"ok"`
+
+	// Default: [] (applied before a handler sees the value).
 	Problems []string `json:"problems"`
 }
 
-// MarshalJSON sends a nil list or map in a required field as an empty one, not null.
+// MarshalJSON sends a nil list or map in a required (or empty-defaulted) field as an empty one.
 func (v DoctorCommandOutput) MarshalJSON() ([]byte, error) {
 	type plain DoctorCommandOutput
 	if v.Problems == nil {
