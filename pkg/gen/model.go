@@ -52,7 +52,7 @@ type decl struct {
 	// discOptional: some arm does not require the discriminator (it has
 	// the constant as its default), so a value may lack it.
 	discOptional bool
-	variants      []variant
+	variants     []variant
 
 	// kindAnyOf
 	arms []arm
