@@ -351,7 +351,6 @@ func runServe(ctx context.Context, env *cliEnv, src, addr string) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          nil,
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()

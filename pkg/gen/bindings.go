@@ -338,9 +338,12 @@ func (m *model) emitDirectRead(p *printer, name, typ, src string, helpers map[st
 				name, f.goName, f.base.expr, pl.read.helper, name, f.jsonName, name, f.goName, convElem(elem, pl.read))
 		} else {
 			p.f("x, err := %s(v)\nif err != nil {\nreturn nil, readError(%q, %q, err)\n}\n", pl.read.helper, name, f.jsonName)
-			if f.wrap == wrapPtr {
+			switch {
+			case f.wrap == wrapPtr && pl.read.conv == "":
+				p.f("%s.%s = &x\n", name, f.goName)
+			case f.wrap == wrapPtr:
 				p.f("y := %s\n%s.%s = &y\n", conv("x"), name, f.goName)
-			} else {
+			default:
 				p.f("%s.%s = %s\n", name, f.goName, conv("x"))
 			}
 		}

@@ -43,7 +43,7 @@ type decl struct {
 	// extra is the type of properties the schema allows beyond the
 	// declared ones (nil: the object is closed).
 	extra *typeRef
-	// selfName is the method receiver namespace (field names, methods).
+	// members hands out the names of the type's fields and methods.
 	members *namespace
 
 	// kindOneOf

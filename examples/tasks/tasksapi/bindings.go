@@ -327,24 +327,21 @@ func bindTasksList(svc TasksService) mount.Handler {
 			if err != nil {
 				return nil, readError("query", "cursor", err)
 			}
-			y := x
-			query.Cursor = &y
+			query.Cursor = &x
 		}
 		if v, ok := c.Query["done"]; ok {
 			x, err := asBool(v)
 			if err != nil {
 				return nil, readError("query", "done", err)
 			}
-			y := x
-			query.Done = &y
+			query.Done = &x
 		}
 		if v, ok := c.Query["limit"]; ok {
 			x, err := asInt64(v)
 			if err != nil {
 				return nil, readError("query", "limit", err)
 			}
-			y := x
-			query.Limit = &y
+			query.Limit = &x
 		}
 		if v, ok := c.Query["tag"]; ok {
 			l, err := asList(v)
@@ -400,8 +397,7 @@ func bindTasksPurge(svc TasksService) mount.Handler {
 			if err != nil {
 				return nil, readError("query", "olderThanDays", err)
 			}
-			y := x
-			query.OlderThanDays = &y
+			query.OlderThanDays = &x
 		}
 		return nil, svc.Purge(ctx, query)
 	}
@@ -453,8 +449,7 @@ func bindTasksSearch(svc TasksService) mount.Handler {
 			if err != nil {
 				return nil, readError("query", "limit", err)
 			}
-			y := x
-			query.Limit = &y
+			query.Limit = &x
 		}
 		if v, ok := c.Query["q"]; ok {
 			x, err := asString(v)
