@@ -34,10 +34,12 @@ func (e *DecodeError) Error() string {
 }
 
 // DecodeJSON decodes one JSON value for validation. Numbers stay
-// json.Number (their exact text), nesting is bounded, invalid UTF-8 is
-// refused, and so is an object that repeats a key: CUE would unify the two
-// values and encoding/json would keep the last, so a repeated key has no
-// single meaning. Trailing data after the value is an error.
+// json.Number (their exact text), nesting is bounded, a number whose
+// exponent is beyond ±10000 is refused (exact arithmetic on 1e999999999
+// would allocate without bound), invalid UTF-8 is refused, and so is an
+// object that repeats a key: CUE would unify the two values and
+// encoding/json would keep the last, so a repeated key has no single
+// meaning. Trailing data after the value is an error.
 //
 // Values are map[string]any, []any, json.Number, string, bool and nil,
 // exactly what encoding/json with UseNumber builds for the same text. The

@@ -2,8 +2,6 @@ package validate
 
 import (
 	"time"
-
-	"stitchkit.dev/stitchkit/pkg/validate/internal/engine"
 )
 
 // format is one format assertion: Validate gets every instance value the
@@ -14,30 +12,20 @@ type format struct {
 }
 
 // formats are the format assertions the translator may emit, each with the
-// meaning CUE gives the constraint it came from. Only strings are checked:
-// JSON Schema formats ignore other kinds. A format not listed here makes
+// meaning CUE gives the constraint it came from (see cue.go). Time formats
+// check strings, range formats numbers; other kinds pass, as JSON Schema
+// formats do. CUE's time.Time is time.ParseInLocation(time.RFC3339Nano),
+// which is not exactly RFC 3339 §5.6 (Go refuses a leap second, for one):
+// asserting with the same parser makes the validator agree with CUE by
+// construction. A format not listed here (nor go-time:LAYOUT) makes
 // Compile refuse the schema.
 var formats = []*format{
-	// CUE's time.Time is time.Parse(time.RFC3339Nano, s), which is not
-	// exactly RFC 3339 §5.6 (Go refuses a leap second, for one). Asserting
-	// with the same parser makes the validator agree with CUE by
-	// construction.
-	{Name: "date-time", Validate: func(v any) error {
-		s, ok := v.(string)
-		if !ok {
-			return nil
-		}
-		_, err := time.Parse(time.RFC3339Nano, s)
-		return err
-	}},
-}
-
-// formatFor is the engine's format lookup.
-func formatFor(name string) (engine.Format, bool) {
-	for _, f := range formats {
-		if f.Name == name {
-			return f.Validate, true
-		}
-	}
-	return nil, false
+	timeFormat("date-time", time.RFC3339Nano),
+	timeFormat("date", time.DateOnly),
+	rangeFormat("int64", "-9223372036854775808", "9223372036854775807"),
+	rangeFormat("uint64", "0", "18446744073709551615"),
+	rangeFormat("int128", "-170141183460469231731687303715884105728", "170141183460469231731687303715884105727"),
+	rangeFormat("uint128", "0", "340282366920938463463374607431768211455"),
+	rangeFormat("double", "-1.797693134862315708145274237317043567981e+308", "1.797693134862315708145274237317043567981e+308"),
+	rangeFormat("float", "-3.40282346638528859811704183484516925440e+38", "3.40282346638528859811704183484516925440e+38"),
 }

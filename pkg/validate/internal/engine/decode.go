@@ -20,11 +20,17 @@ func (e *DecodeError) Error() string {
 	return fmt.Sprintf("invalid JSON at byte %d: %s", e.Offset, e.Reason)
 }
 
+// MaxExponent bounds the decimal exponent of a number Decode accepts:
+// the engine judges any exponent without expanding it, but a handler or a
+// format that turns 1e999999999 into an exact rational would allocate
+// without bound, so such a number is refused at the door.
+const MaxExponent = 10000
+
 // Decode decodes one JSON value: map[string]any, []any, json.Number,
 // string, bool and nil, exactly what encoding/json with UseNumber builds
 // for the same text. It refuses what encoding/json refuses, and also
-// nesting deeper than maxDepth, invalid UTF-8 and an object that repeats
-// a key. One pass over the bytes checks and builds at once; strings and
+// nesting deeper than maxDepth, invalid UTF-8, an object that repeats a
+// key and a number whose exponent is beyond ±MaxExponent. One pass over the bytes checks and builds at once; strings and
 // numbers are slices of one string copy of data (so the caller may reuse
 // data afterwards).
 func Decode(data []byte, maxDepth int) (any, *DecodeError) {
@@ -445,6 +451,7 @@ func (d *decoder) numberEnd() *DecodeError {
 		}
 	}
 	if i < len(d.data) && (d.data[i] == 'e' || d.data[i] == 'E') {
+		at := i
 		i++
 		if i < len(d.data) && (d.data[i] == '+' || d.data[i] == '-') {
 			i++
@@ -452,8 +459,15 @@ func (d *decoder) numberEnd() *DecodeError {
 		if i >= len(d.data) {
 			return d.errEOF()
 		}
+		j := i
 		if digits() == 0 {
 			return d.errAt(i, "in exponent of numeric literal")
+		}
+		for j < i-1 && d.data[j] == '0' {
+			j++
+		}
+		if e := d.data[j:i]; len(e) > 5 || len(e) == 5 && string(e) > "10000" {
+			return &DecodeError{Offset: int64(at), Reason: fmt.Sprintf("number exponent beyond ±%d", MaxExponent)}
 		}
 	}
 	d.pos = i

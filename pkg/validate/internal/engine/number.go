@@ -400,3 +400,23 @@ func numText(v any) string {
 	}
 	return s
 }
+
+// Number is an exact JSON number, for format checkers that bound numbers
+// (see CompareValue).
+type Number struct{ n num }
+
+// ParseNumber reads JSON number text.
+func ParseNumber(s string) (Number, bool) {
+	n, ok := parseNumber(s)
+	return Number{n}, ok
+}
+
+// CompareValue compares the numeric instance value v with n exactly: -1,
+// 0 or +1. ok is false when v is not a number.
+func CompareValue(v any, n Number) (c int, ok bool) {
+	x, ok := numOf(v)
+	if !ok {
+		return 0, false
+	}
+	return cmpNum(x, n.n), true
+}

@@ -151,7 +151,11 @@ func (n *node) check(v any, c *vctx) bool {
 	// what follows would only restate them.
 	if n.types != 0 && !n.typeOK(v, c.s) {
 		if c.collect {
-			c.add("type", "got %s, want %s", typeOf(v), n.typeWant)
+			if c.s.opts.IntegerLiterals && n.types&tInteger != 0 && n.types&tNumber == 0 && isNumberValue(v) {
+				c.add("type", "must be an integer, written without a fraction or exponent (got %s)", numText(v))
+			} else {
+				c.add("type", "got %s, want %s", typeOf(v), n.typeWant)
+			}
 		}
 		return false
 	}
@@ -637,7 +641,7 @@ func (n *node) checkArray(a []any, c *vctx) bool {
 			if !c.collect {
 				return false
 			}
-			c.add("uniqueItems", "items at %d and %d are equal", i, j)
+			c.add("uniqueItems", "items at %d and %d are equal; items must be unique", i, j)
 		}
 	}
 	for i, e := range a {

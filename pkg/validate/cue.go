@@ -1,0 +1,83 @@
+package validate
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"stitchkit.dev/stitchkit/pkg/validate/internal/engine"
+)
+
+// CUE's meaning of the keywords the translator emits, where it is not the
+// JSON Schema default (the schema bytes stay standard JSON Schema; this is
+// how this package reads them):
+//
+//   - "type": "integer" accepts an integer literal only: CUE's int refuses
+//     1.0 and 1e2, which JSON Schema calls integers. A float is emitted as
+//     {"type": "number", "not": {"type": "integer"}}, so it accepts 1.0 and
+//     refuses 1, as CUE's float does.
+//   - "uniqueItems" compares items as CUE does: 1 and 1.0 differ (int and
+//     float), 1.0 and 1.00 do not.
+//   - formats: "date-time" is Go's time.Parse(time.RFC3339Nano) (CUE's
+//     time.Time), "date" is time.Parse(time.DateOnly), "go-time:LAYOUT" is
+//     time.Parse(LAYOUT) (CUE's time.Format(LAYOUT)); "int64", "uint64",
+//     "int128", "uint128", "double" and "float" are the exact ranges of
+//     CUE's int64, uint64, int128, uint128, float64 and float32.
+//
+// The first two are options of the engine (engine.Options.IntegerLiterals
+// and UniqueKinds), the formats are the table in formats.go.
+var cueReading = engine.Options{Format: formatFor, IntegerLiterals: true, UniqueKinds: true}
+
+// rangeFormat asserts that a number lies in [lo, hi] (lo "" for 0),
+// compared exactly on the number's text.
+func rangeFormat(name, lo, hi string) *format {
+	low, hiN := mustNumber(lo), mustNumber(hi)
+	return &format{Name: name, Validate: func(v any) error {
+		c, isNum := engine.CompareValue(v, low)
+		if !isNum {
+			return nil
+		}
+		if c < 0 {
+			return fmt.Errorf("out of the %s range [%s, %s]", name, lo, hi)
+		}
+		if c, _ := engine.CompareValue(v, hiN); c > 0 {
+			return fmt.Errorf("out of the %s range [%s, %s]", name, lo, hi)
+		}
+		return nil
+	}}
+}
+
+func mustNumber(s string) engine.Number {
+	n, ok := engine.ParseNumber(s)
+	if !ok {
+		panic("validate: bad range bound " + s)
+	}
+	return n
+}
+
+func timeFormat(name, layout string) *format {
+	return &format{Name: name, Validate: func(v any) error {
+		s, ok := v.(string)
+		if !ok {
+			return nil
+		}
+		if _, err := time.ParseInLocation(layout, s, time.UTC); err != nil {
+			return fmt.Errorf("not a time in the layout %q", layout)
+		}
+		return nil
+	}}
+}
+
+// formatFor is the engine's format lookup: the table, and go-time:LAYOUT
+// for any layout (CUE's time.Format(LAYOUT)).
+func formatFor(name string) (engine.Format, bool) {
+	for _, f := range formats {
+		if f.Name == name {
+			return f.Validate, true
+		}
+	}
+	if layout, ok := strings.CutPrefix(name, "go-time:"); ok {
+		return timeFormat(name, layout).Validate, true
+	}
+	return nil, false
+}
