@@ -3,7 +3,6 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -92,7 +91,7 @@ type node struct {
 	multOf    *bound
 	minLen    int // -1: absent
 	maxLen    int
-	pattern   *regexp.Regexp
+	pattern   *pattern
 	hasArrKw  bool
 	prefix    []*node
 	items     *node
@@ -132,7 +131,7 @@ type prop struct {
 }
 
 type patProp struct {
-	re   *regexp.Regexp
+	re   *pattern
 	src  string
 	node *node
 }
@@ -432,7 +431,7 @@ func (c *compiler) object(n *node, s map[string]any) {
 			}
 			n.hasObjKw = true
 			for _, src := range sortedKeys(m) {
-				re, err := regexp.Compile(src)
+				re, err := newPattern(src)
 				if err != nil {
 					c.fail(loc, "patternProperties: %q is not a regular expression: %v", src, err)
 					continue
@@ -592,13 +591,13 @@ func (c *compiler) names(loc, kw string, v any) []string {
 	return out
 }
 
-func (c *compiler) regexp(loc, kw string, v any) *regexp.Regexp {
+func (c *compiler) regexp(loc, kw string, v any) *pattern {
 	src, ok := v.(string)
 	if !ok {
 		c.fail(loc, "%q must be a string", kw)
 		return nil
 	}
-	re, err := regexp.Compile(src)
+	re, err := newPattern(src)
 	if err != nil {
 		c.fail(loc, "%s %q is not a regular expression: %v", kw, src, err)
 		return nil

@@ -149,7 +149,18 @@ func (n *node) check(v any, c *vctx) bool {
 
 	// type, const, enum and format end the node's checks when they fail:
 	// what follows would only restate them.
-	if n.types != 0 && !n.typeOK(v, c.s) {
+	// A number is parsed once, for the type check and the numeric
+	// keywords.
+	var nv num
+	parsed, isNum := false, false
+	number := func() (num, bool) {
+		if !parsed {
+			nv, isNum = numOf(v)
+			parsed = true
+		}
+		return nv, isNum
+	}
+	if n.types != 0 && !n.typeOK(v, c.s, number) {
 		if c.collect {
 			if c.s.opts.IntegerLiterals && n.types&tInteger != 0 && n.types&tNumber == 0 && isNumberValue(v) {
 				c.add("type", "must be an integer, written without a fraction or exponent (got %s)", numText(v))
@@ -220,14 +231,14 @@ func (n *node) check(v any, c *vctx) bool {
 			}
 			break
 		}
-		nv, isNum := numOf(v)
+		xn, isNum := number()
 		if !isNum {
 			if c.collect {
 				c.add("type", "%s is not a JSON value", typeOf(v))
 			}
 			return false
 		}
-		if !n.checkNumber(nv, v, c) && fail() {
+		if !n.checkNumber(xn, v, c) && fail() {
 			return false
 		}
 	}
@@ -302,7 +313,7 @@ func (n *node) check(v any, c *vctx) bool {
 }
 
 // typeOK reports whether v is of one of n's types.
-func (n *node) typeOK(v any, s *Schema) bool {
+func (n *node) typeOK(v any, s *Schema, number func() (num, bool)) bool {
 	switch v.(type) {
 	case string:
 		return n.types&tString != 0
@@ -316,11 +327,11 @@ func (n *node) typeOK(v any, s *Schema) bool {
 		return n.types&tNull != 0
 	}
 	if n.types&tNumber != 0 {
-		_, ok := numOf(v)
+		_, ok := number()
 		return ok
 	}
 	if n.types&tInteger != 0 {
-		x, ok := numOf(v)
+		x, ok := number()
 		if !ok {
 			return false
 		}
