@@ -1,0 +1,92 @@
+package realtime
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"stitchkit.dev/stitchkit/pkg/graph"
+	"stitchkit.dev/stitchkit/pkg/mount"
+)
+
+// writeHTTPError answers a refused handshake with the HTTP error envelope
+// every stitchkit transport uses: {"error":{"code","message","details"?}}.
+func writeHTTPError(w http.ResponseWriter, e *mount.Error) {
+	status := statusOf(e)
+	msg := e.Message
+	if msg == "" {
+		msg = registryMessage(e.Code)
+	}
+	body := map[string]any{"code": e.Code, "message": msg}
+	if len(e.Details) > 0 {
+		body["details"] = e.Details
+	}
+	if e.Hint != "" {
+		body["hint"] = e.Hint
+	}
+	b, err := marshal(map[string]any{"error": body})
+	if err != nil {
+		b = []byte(`{"error":{"code":"INTERNAL_SERVER_ERROR","message":"Internal server error"}}`)
+		status = http.StatusInternalServerError
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	h.Set("X-Content-Type-Options", "nosniff")
+	// RFC 6455 §4.4: a server that refuses the handshake says which
+	// WebSocket version it speaks.
+	h.Set("Sec-WebSocket-Version", "13")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+func statusOf(e *mount.Error) int {
+	if e.Status != 0 {
+		return e.Status
+	}
+	if fe, ok := graph.FrameworkError(e.Code); ok {
+		return fe.Status
+	}
+	return http.StatusInternalServerError
+}
+
+func registryMessage(code string) string {
+	if fe, ok := graph.FrameworkError(code); ok {
+		return fe.Message
+	}
+	return code
+}
+
+// handshakeError reads the error envelope of a refused handshake into a
+// *mount.Error; a body that is not one still yields the status.
+func handshakeError(status int, body []byte) *mount.Error {
+	var env struct {
+		Error struct {
+			Code    string         `json:"code"`
+			Message string         `json:"message"`
+			Details map[string]any `json:"details"`
+			Hint    string         `json:"hint"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &env) == nil && env.Error.Code != "" {
+		return &mount.Error{Code: env.Error.Code, Status: status, Message: env.Error.Message, Details: env.Error.Details, Hint: env.Error.Hint}
+	}
+	code := codeForStatus(status)
+	return &mount.Error{Code: code, Status: status, Message: fmt.Sprintf("handshake refused with HTTP %d", status)}
+}
+
+// codeForStatus picks the framework code of a bare HTTP status.
+func codeForStatus(status int) string {
+	for _, fe := range graph.FrameworkErrors {
+		if fe.Status == status && !isRealtimeCode(fe.Code) {
+			return fe.Code
+		}
+	}
+	if status >= 500 {
+		return codeInternal
+	}
+	return "BAD_REQUEST"
+}
+
+func isRealtimeCode(code string) bool { return len(code) > 9 && code[:9] == "REALTIME_" }
