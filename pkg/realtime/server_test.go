@@ -367,7 +367,9 @@ func TestHandlerAnswers(t *testing.T) {
 
 func TestProtocolErrorsClose(t *testing.T) {
 	h := newHarness(t, chatContract(t), &realtime.Options[string]{MaxFrameBytes: 1024})
-	h.handle("say", func(context.Context, *realtime.Conn[string], realtime.Args) (any, error) { return map[string]any{"n": 1}, nil })
+	h.handle("say", func(context.Context, *realtime.Conn[string], realtime.Args) (any, error) {
+		return map[string]any{"n": 1}, nil
+	})
 	cases := []struct {
 		name string
 		send func(*websocket.Conn) error
@@ -447,7 +449,10 @@ func TestEmitValidatesFirst(t *testing.T) {
 		{"conn emit, arg not JSON", conn.Emit(ctx, "message", func() {}), "server-outbound/arguments/invalid-arguments/local"},
 		{"emit of an event that takes an ack", conn.Emit(ctx, "confirm", map[string]any{"question": "?"}), "server-outbound/acknowledgement/missing-acknowledgement/local"},
 		{"broadcast of an event that takes an ack", h.srv.Emit(ctx, "confirm", map[string]any{"question": "?"}), "server-outbound/acknowledgement/missing-acknowledgement/local"},
-		{"request of an event without ack", func() error { _, err := conn.Request(ctx, 0, "message", map[string]any{"text": "a", "from": "b"}); return err }(), "server-outbound/acknowledgement/unexpected-acknowledgement/local"},
+		{"request of an event without ack", func() error {
+			_, err := conn.Request(ctx, 0, "message", map[string]any{"text": "a", "from": "b"})
+			return err
+		}(), "server-outbound/acknowledgement/unexpected-acknowledgement/local"},
 		{"request, bad args", func() error { _, err := conn.Request(ctx, 0, "confirm", map[string]any{}); return err }(), "server-outbound/arguments/invalid-arguments/local"},
 	}
 	for _, tc := range cases {
