@@ -278,3 +278,12 @@ func ctx5(t testing.TB) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+func chatSource(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile("testdata/chat/chat.cue")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
