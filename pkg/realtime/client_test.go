@@ -232,7 +232,14 @@ func TestClientRequest(t *testing.T) {
 		}
 	})
 	t.Run("disconnected before invoking", func(t *testing.T) {
-		cl, _, _ := dialFake(t, fs)
+		cl, ws, _ := dialFake(t, fs)
+		go func() { // answers the close handshake
+			for {
+				if _, _, err := ws.ReadMessage(); err != nil {
+					return
+				}
+			}
+		}()
 		_ = cl.Close()
 		_, err := cl.Request(ctx5(t), 0, "say", say)
 		if me := mustCode(t, err, realtime.CodeRequestDisconnect); me.Details["sent"] != false {
