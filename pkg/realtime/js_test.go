@@ -59,7 +59,9 @@ func TestJSClient(t *testing.T) {
 		if err := a.Decode(&m); err != nil {
 			return nil, err
 		}
-		report := func(text string) { _ = c.Emit(context.Background(), "message", map[string]any{"text": text, "from": "server"}) }
+		report := func(text string) {
+			_ = c.Emit(context.Background(), "message", map[string]any{"text": text, "from": "server"})
+		}
 		ask := func(question string) {
 			go func() {
 				ack, err := c.Request(context.Background(), 2*time.Second, "confirm", map[string]any{"question": question})
