@@ -10,11 +10,19 @@
 # it runs A N times, then B N times.)
 #
 # Add a comparison by appending a row to COMPARISONS: name benchmark goal package.
+#
+# After the comparisons, MEASURES rows print one absolute measurement
+# against its goal as the same name<TAB>ratio<TAB>goal line, ratio being
+# value/goal-value (so 1.00 is the goal): name benchmark metric goal-value package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 COUNT="${BENCH_COUNT:-5}"
 COMPARISONS=(
 	"compile-vs-cue-export BenchmarkCompileVsCUEExport 2.0 ./bench"
+	"realtime-fanout-vs-gorilla BenchmarkRealtimeFanoutVsGorilla 1.15 ./bench"
+)
+MEASURES=(
+	"realtime-idle-conn-memory-vs-8KiB BenchmarkRealtimeIdleConnMemory B/idle-conn 8192 ./bench"
 )
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 for row in "${COMPARISONS[@]}"; do
@@ -32,4 +40,16 @@ for row in "${COMPARISONS[@]}"; do
 		printf '%s: median ours %s ns/op, peer %s ns/op\n' "$name" "$o" "$p" >&2
 	fi
 	printf '%s\t%s\t%s\n' "$name" "$(awk -v o="$o" -v p="$p" 'BEGIN {printf "%.2f", o/p}')" "$goal"
+done
+for row in "${MEASURES[@]}"; do
+	read -r name bench metric goal pkg <<<"$row"
+	out="$(go test -run '^$' -bench "^${bench}\$" -benchtime 1x -count "$COUNT" "$pkg")"
+	v="$(awk -v m="$metric" '{for (i = 2; i <= NF; i++) if ($i == m) print $(i-1)}' <<<"$out" | median)"
+	if [[ -z "$v" ]]; then
+		echo "bench/run.sh: $name: no results" >&2
+		echo "$out" >&2
+		exit 1
+	fi
+	printf '%s: median %s %s (goal %s)\n' "$name" "$v" "$metric" "$goal" >&2
+	printf '%s\t%s\t%s\n' "$name" "$(awk -v v="$v" -v g="$goal" 'BEGIN {printf "%.2f", v/g}')" "1.00"
 done

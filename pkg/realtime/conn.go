@@ -268,16 +268,65 @@ func (c *Conn[I]) enqueueLocked(f outFrame) error {
 		c.startCloseLocked(c.srv.opts.SlowConsumerCode, "slow consumer", true)
 		return errSlow
 	}
+	if !c.writing {
+		// The common case of a broadcast to idle connections: the frame
+		// goes to a new writer directly, without a queue allocation.
+		c.writing = true
+		c.srv.wg.Add(1)
+		go c.writeLoop(f)
+		return nil
+	}
 	c.queue = append(c.queue, f)
-	c.wakeWriterLocked()
 	return nil
+}
+
+// claimOrQueue is enqueue for a prepared broadcast frame, except that an
+// idle connection is claimed instead (true): the caller then writes pm to
+// it with writeClaimed.
+func (c *Conn[I]) claimOrQueue(pm *websocket.PreparedMessage) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.writing && !c.closed && !c.closing {
+		c.writing = true
+		return true
+	}
+	_ = c.enqueueLocked(outFrame{pm: pm})
+	return false
+}
+
+// writeClaimed writes pm to a claimed connection, then releases it, or
+// hands it to a writer goroutine when frames queued up meanwhile.
+func (c *Conn[I]) writeClaimed(pm *websocket.PreparedMessage) {
+	_ = c.ws.SetWriteDeadline(time.Now().Add(c.srv.opts.WriteTimeout))
+	err := c.ws.WritePreparedMessage(pm)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case err != nil:
+		c.writeFailedLocked()
+	case len(c.queue) > 0 && !c.closed:
+		c.srv.wg.Add(1) // the reader holds a count: the connection is open
+		go c.writeLoop(outFrame{})
+	default:
+		c.writing = false
+	}
+}
+
+// writeFailedLocked gives up writing: the network connection is closed
+// and the reader tears the connection down.
+func (c *Conn[I]) writeFailedLocked() {
+	_ = c.ws.Close()
+	c.writing = false
+	clear(c.queue)
+	c.queue = nil
+	c.closing = true
 }
 
 func (c *Conn[I]) wakeWriterLocked() {
 	if !c.writing {
 		c.writing = true
 		c.srv.wg.Add(1)
-		go c.writeLoop()
+		go c.writeLoop(outFrame{})
 	}
 }
 
@@ -317,22 +366,25 @@ func (c *Conn[I]) kill() {
 	_ = c.ws.Close()
 }
 
-// writeLoop drains the queue and exits when it is empty: an idle
-// connection has no writer goroutine.
-func (c *Conn[I]) writeLoop() {
+// writeLoop writes first (unless it is empty), then drains the queue,
+// and exits when it is empty: an idle connection has no writer goroutine.
+func (c *Conn[I]) writeLoop(first outFrame) {
 	defer c.srv.wg.Done()
+	f := first
 	for {
-		c.mu.Lock()
-		if len(c.queue) == 0 || c.closed {
-			c.writing = false
-			c.queue = nil
+		if f.isEmpty() {
+			c.mu.Lock()
+			if len(c.queue) == 0 || c.closed {
+				c.writing = false
+				c.queue = nil
+				c.mu.Unlock()
+				return
+			}
+			f = c.queue[0]
+			c.queue[0] = outFrame{}
+			c.queue = c.queue[1:]
 			c.mu.Unlock()
-			return
 		}
-		f := c.queue[0]
-		c.queue[0] = outFrame{}
-		c.queue = c.queue[1:]
-		c.mu.Unlock()
 
 		deadline := time.Now().Add(c.srv.opts.WriteTimeout)
 		var err error
@@ -365,7 +417,12 @@ func (c *Conn[I]) writeLoop() {
 			c.mu.Unlock()
 			return
 		}
+		f = outFrame{}
 	}
+}
+
+func (f *outFrame) isEmpty() bool {
+	return f.pm == nil && f.data == nil && !f.ping && f.closeCode == 0
 }
 
 func (c *Conn[I]) pong(string) error {
@@ -373,47 +430,72 @@ func (c *Conn[I]) pong(string) error {
 	return nil
 }
 
-// readLoop reads frames until the connection fails or closes, then tears
-// it down.
-func (c *Conn[I]) readLoop() {
-	defer c.srv.wg.Done()
-	if h := c.srv.opts.OnConnect; h != nil {
-		c.hook(func() { h(c) })
-	}
+// frameSink is what readFrames feeds: a server connection.
+type frameSink interface {
+	started()
+	handle(typ int, data []byte)
+	teardown(err error)
+}
+
+// readFrames reads frames until the connection fails or closes, then
+// tears it down. An idle connection parks here, so this loop is what
+// every idle connection pays for in stack: it is a plain function (a
+// generic method's frames are larger, enough to push the reader's stack
+// past 2 KiB) and hands each frame to a function of its own.
+func readFrames(ws *websocket.Conn, sink frameSink) {
+	sink.started()
 	var err error
 	for {
 		var typ int
 		var data []byte
-		typ, data, err = c.ws.ReadMessage()
-		if err != nil {
+		if typ, data, err = ws.ReadMessage(); err != nil {
 			break
 		}
-		c.lastSeen.Store(time.Now().UnixNano())
-		c.mu.Lock()
-		closing := c.closing
-		c.mu.Unlock()
-		if closing {
-			continue // waiting for the peer's close frame
-		}
-		if typ != websocket.TextMessage {
-			c.protocolError(CloseUnsupportedData, "frames are JSON text")
-			continue
-		}
-		f, ferr := parseFrame(data, c.srv.opts.MaxDepth)
-		if ferr != nil {
-			c.protocolError(ferr.code, ferr.reason)
-			continue
-		}
-		switch f.typ {
-		case FrameEvent:
-			c.inbound(f)
-		case FrameAck, FrameRejection:
-			c.settle(f)
-		default:
-			c.srv.stats.unknown.Add(1)
-		}
+		sink.handle(typ, data)
 	}
-	c.teardown(err)
+	sink.teardown(err)
+}
+
+func (c *Conn[I]) started() {
+	if c.srv.opts.OnConnect != nil {
+		c.connected()
+	}
+}
+
+//go:noinline
+func (c *Conn[I]) connected() {
+	h := c.srv.opts.OnConnect
+	c.hook(func() { h(c) })
+}
+
+// handle deals with one frame.
+//
+//go:noinline
+func (c *Conn[I]) handle(typ int, data []byte) {
+	c.lastSeen.Store(time.Now().UnixNano())
+	c.mu.Lock()
+	closing := c.closing
+	c.mu.Unlock()
+	if closing {
+		return // waiting for the peer's close frame
+	}
+	if typ != websocket.TextMessage {
+		c.protocolError(CloseUnsupportedData, "frames are JSON text")
+		return
+	}
+	f, ferr := parseFrame(data, c.srv.opts.MaxDepth)
+	if ferr != nil {
+		c.protocolError(ferr.code, ferr.reason)
+		return
+	}
+	switch f.typ {
+	case FrameEvent:
+		c.inbound(f)
+	case FrameAck, FrameRejection:
+		c.settle(f)
+	default:
+		c.srv.stats.unknown.Add(1)
+	}
 }
 
 func (c *Conn[I]) protocolError(code int, reason string) {
@@ -574,6 +656,7 @@ func (c *Conn[I]) settle(f frame) {
 
 // teardown releases everything the connection holds, once.
 func (c *Conn[I]) teardown(err error) {
+	defer c.srv.wg.Done()
 	c.mu.Lock()
 	c.closed = true
 	c.closing = true

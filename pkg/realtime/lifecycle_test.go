@@ -140,3 +140,53 @@ func TestPing(t *testing.T) {
 		t.Fatal("a client answering pings was dropped")
 	}
 }
+
+// TestBroadcastPastStalledConnections: connections whose sockets are full
+// (their clients stopped reading) must not hold up a broadcast to the
+// others. Each broadcast sweep has one worker per CPU; when they are all
+// stuck in writes, more join, so the reading clients keep getting every
+// frame promptly.
+func TestBroadcastPastStalledConnections(t *testing.T) {
+	h := newHarness(t, chatContract(t), &realtime.Options[string]{SendQueue: 1000, WriteTimeout: time.Minute, CloseTimeout: 100 * time.Millisecond})
+	for range 4 {
+		h.raw(t) // never reads
+	}
+	// The reading clients are raw: validating megabytes of text under the
+	// race detector would be slower than what this test measures.
+	var fast []chan int
+	for range 4 {
+		ws := h.raw(t)
+		ch := make(chan int, 64)
+		go func() {
+			for {
+				_, data, err := ws.ReadMessage()
+				if err != nil {
+					return
+				}
+				ch <- len(data)
+			}
+		}()
+		fast = append(fast, ch)
+	}
+	waitFor(t, func() bool { return h.srv.Stats().Connections == 8 })
+	big := strings.Repeat("x", 256<<10)
+	for i := range 64 { // 16 MiB per stalled socket: far beyond what loopback buffers hold
+		start := time.Now()
+		if err := h.srv.Emit(ctx5(t), "message", map[string]any{"text": big, "from": fmt.Sprint(i)}); err != nil {
+			t.Fatal(err)
+		}
+		for _, ch := range fast {
+			select {
+			case n := <-ch:
+				if n < len(big) {
+					t.Fatalf("broadcast %d: got %d bytes", i, n)
+				}
+			case <-time.After(3 * time.Second):
+				t.Fatalf("broadcast %d did not reach a reading client in 3s (stalled behind a full socket)", i)
+			}
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Logf("broadcast %d took %s", i, d)
+		}
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -435,7 +437,7 @@ func (s *Server[I]) start(ws *websocket.Conn, identity I) {
 	}
 	s.mu.Unlock()
 	s.stats.accepted.Add(1)
-	go c.readLoop()
+	go readFrames(ws, c)
 }
 
 // pingLoop pings every connection each interval (one goroutine per
@@ -523,10 +525,9 @@ func (s *Server[I]) deliverAll(msg []byte) {
 		return
 	}
 	s.mu.RLock()
-	defer s.mu.RUnlock()
-	for c := range s.conns {
-		_ = c.enqueue(outFrame{pm: pm})
-	}
+	claimed := s.claim(maps.Keys(s.conns), len(s.conns), pm)
+	s.mu.RUnlock()
+	s.sweep(claimed, pm)
 }
 
 func (s *Server[I]) deliverRoom(room string) func([]byte) {
@@ -537,13 +538,26 @@ func (s *Server[I]) deliverRoom(room string) func([]byte) {
 			return
 		}
 		s.mu.RLock()
-		defer s.mu.RUnlock()
+		var claimed []*Conn[I]
 		if rs := s.rooms[room]; rs != nil {
-			for c := range rs.members {
-				_ = c.enqueue(outFrame{pm: pm})
-			}
+			claimed = s.claim(maps.Keys(rs.members), len(rs.members), pm)
+		}
+		s.mu.RUnlock()
+		s.sweep(claimed, pm)
+	}
+}
+
+// claim hands pm to every connection: a busy one queues it behind what
+// it is writing; an idle one is claimed for the sweep, which writes to it
+// directly.
+func (s *Server[I]) claim(conns iter.Seq[*Conn[I]], n int, pm *websocket.PreparedMessage) []*Conn[I] {
+	claimed := make([]*Conn[I], 0, n)
+	for c := range conns {
+		if c.claimOrQueue(pm) {
+			claimed = append(claimed, c)
 		}
 	}
+	return claimed
 }
 
 // join adds c to room, subscribing this instance to the room's topic when
