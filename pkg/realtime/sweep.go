@@ -9,7 +9,7 @@ import (
 )
 
 // sweepStallCheck is how often a sweep checks that it is making progress.
-const sweepStallCheck = 5 * time.Millisecond
+const sweepStallCheck = 10 * time.Millisecond
 
 // A sweep writes one prepared frame to many idle connections: a few
 // workers (one per CPU) take connections from a shared cursor and write
