@@ -11,44 +11,19 @@ import (
 )
 
 // writeHTTPError answers a refused handshake with the HTTP error envelope
-// every stitchkit transport uses: {"error":{"code","message","details"?}}.
+// every stitchkit transport uses ([mount.Error.HTTPEnvelope]:
+// {"error":{"code","message","details"?}}) and the error's status.
 func writeHTTPError(w http.ResponseWriter, e *mount.Error) {
-	status := statusOf(e)
-	msg := e.Message
-	if msg == "" {
-		msg = registryMessage(e.Code)
-	}
-	body := map[string]any{"code": e.Code, "message": msg}
-	if len(e.Details) > 0 {
-		body["details"] = e.Details
-	}
-	if e.Hint != "" {
-		body["hint"] = e.Hint
-	}
-	b, err := marshal(map[string]any{"error": body})
-	if err != nil {
-		b = []byte(`{"error":{"code":"INTERNAL_SERVER_ERROR","message":"Internal server error"}}`)
-		status = http.StatusInternalServerError
-	}
+	body := e.HTTPEnvelope()
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(b)))
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	h.Set("X-Content-Type-Options", "nosniff")
 	// RFC 6455 §4.4: a server that refuses the handshake says which
 	// WebSocket version it speaks.
 	h.Set("Sec-WebSocket-Version", "13")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
-}
-
-func statusOf(e *mount.Error) int {
-	if e.Status != 0 {
-		return e.Status
-	}
-	if fe, ok := graph.FrameworkError(e.Code); ok {
-		return fe.Status
-	}
-	return http.StatusInternalServerError
+	w.WriteHeader(e.HTTPStatus())
+	_, _ = w.Write(body)
 }
 
 func registryMessage(code string) string {

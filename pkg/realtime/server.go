@@ -356,17 +356,15 @@ func (s *Server[I]) precheck(r *http.Request) *mount.Error {
 		return mount.NewError("METHOD_NOT_ALLOWED", "a WebSocket handshake is a GET request")
 	}
 	if !websocket.IsWebSocketUpgrade(r) {
-		return &mount.Error{Code: "BAD_REQUEST", Message: "this endpoint accepts WebSocket upgrade requests only",
-			Hint: "connect with a WebSocket client offering the subprotocol " + Subprotocol}
+		return &mount.Error{Code: "BAD_REQUEST", Message: "this endpoint accepts WebSocket upgrade requests only (subprotocol " + Subprotocol + ")"}
 	}
 	if !s.originAllowed(r) {
 		return &mount.Error{Code: "FORBIDDEN", Message: "origin not allowed",
 			Details: map[string]any{"origin": r.Header.Get("Origin")}}
 	}
 	if !slices.Contains(websocket.Subprotocols(r), Subprotocol) {
-		return &mount.Error{Code: "BAD_REQUEST", Message: "the client does not offer a supported realtime protocol",
-			Details: map[string]any{"supported": []string{Subprotocol}, "offered": websocket.Subprotocols(r)},
-			Hint:    "offer the WebSocket subprotocol " + Subprotocol + " (docs/realtime-protocol.md)"}
+		return &mount.Error{Code: "BAD_REQUEST", Message: "offer the WebSocket subprotocol " + Subprotocol + " (docs/realtime-protocol.md)",
+			Details: map[string]any{"supported": []string{Subprotocol}, "offered": websocket.Subprotocols(r)}}
 	}
 	return nil
 }
