@@ -168,6 +168,12 @@ func (c *Conn[I]) Emit(ctx context.Context, event string, args ...any) error {
 //   - REALTIME_REQUEST_REJECTED: the client answered with a rejection
 //     envelope (also reported to OnRejected as rejected-by-peer);
 //   - ctx.Err() when ctx ends first.
+//
+// A handler may Request its own connection: handlers run off the reader,
+// which keeps reading acknowledgements. It stops reading only while the
+// connection's inbox (Options.Inbox) is full, so a client that floods
+// events while the server waits for its ack makes that Request time out
+// rather than deadlock.
 func (c *Conn[I]) Request(ctx context.Context, timeout time.Duration, event string, args ...any) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
