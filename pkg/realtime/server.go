@@ -146,6 +146,9 @@ type Server[I any] struct {
 type roomState[I any] struct {
 	members map[*Conn[I]]struct{}
 	unsub   func() error
+	// ready is closed when the room's broker subscription is made; nil
+	// once it is. A room being subscribed has no members yet.
+	ready chan struct{}
 }
 
 type counters struct {
@@ -559,29 +562,66 @@ func (s *Server[I]) claim(conns iter.Seq[*Conn[I]], n int, pm *websocket.Prepare
 }
 
 // join adds c to room, subscribing this instance to the room's topic when
-// c is its first local member.
+// c is its first local member. The subscription (a broker round trip) is
+// made without holding the server's lock, so deliveries and other joins
+// go on meanwhile; joiners of a room being subscribed wait for it.
 func (s *Server[I]) join(c *Conn[I], room string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c.mu.Lock()
-	if c.closed {
+	for {
+		s.mu.Lock()
+		c.mu.Lock()
+		closed := c.closed
+		_, in := c.rooms[room]
 		c.mu.Unlock()
-		return requestDisconnected("join "+room, false)
-	}
-	if _, in := c.rooms[room]; in {
-		c.mu.Unlock()
-		return nil
-	}
-	c.mu.Unlock()
-	rs := s.rooms[room]
-	if rs == nil {
+		if closed || in {
+			s.mu.Unlock()
+			if closed {
+				return requestDisconnected("join "+room, false)
+			}
+			return nil
+		}
+		rs := s.rooms[room]
+		if rs != nil && rs.ready != nil {
+			ready := rs.ready
+			s.mu.Unlock()
+			<-ready
+			continue
+		}
+		if rs != nil {
+			s.addMemberLocked(rs, c, room)
+			s.mu.Unlock()
+			return nil
+		}
+		rs = &roomState[I]{members: map[*Conn[I]]struct{}{}, ready: make(chan struct{})}
+		s.rooms[room] = rs
+		s.mu.Unlock()
+
 		unsub, err := s.broker.Subscribe(topicRoom(s.contract.name, room), s.deliverRoom(room))
+		s.mu.Lock()
+		close(rs.ready)
+		rs.ready = nil
 		if err != nil {
+			delete(s.rooms, room)
+			s.mu.Unlock()
 			return mount.Errorf(codeServiceUnavailable, "realtime broker: joining room %q: %v", room, err).WithCause(err)
 		}
-		rs = &roomState[I]{members: map[*Conn[I]]struct{}{}, unsub: unsub}
-		s.rooms[room] = rs
+		rs.unsub = unsub
+		c.mu.Lock()
+		closed = c.closed
+		c.mu.Unlock()
+		if closed {
+			// c went away while the room was being subscribed.
+			delete(s.rooms, room)
+			s.mu.Unlock()
+			_ = unsub()
+			return requestDisconnected("join "+room, false)
+		}
+		s.addMemberLocked(rs, c, room)
+		s.mu.Unlock()
+		return nil
 	}
+}
+
+func (s *Server[I]) addMemberLocked(rs *roomState[I], c *Conn[I], room string) {
 	rs.members[c] = struct{}{}
 	c.mu.Lock()
 	if c.rooms == nil {
@@ -589,14 +629,13 @@ func (s *Server[I]) join(c *Conn[I], room string) error {
 	}
 	c.rooms[room] = struct{}{}
 	c.mu.Unlock()
-	return nil
 }
 
 // leave removes c from rooms; s.mu is held by the caller.
 func (s *Server[I]) leaveLocked(c *Conn[I], rooms []string) {
 	for _, room := range rooms {
 		rs := s.rooms[room]
-		if rs == nil {
+		if rs == nil || rs.ready != nil {
 			continue
 		}
 		delete(rs.members, c)

@@ -333,3 +333,35 @@ func TestServerRequest(t *testing.T) {
 		waitFor(t, func() bool { return h.srv.Stats().LateAnswers-late == uint64(100-ok) })
 	})
 }
+
+// TestConcurrentJoins: many connections joining one new room at once
+// share one subscription, and all of them are members.
+func TestConcurrentJoins(t *testing.T) {
+	var o realtime.Options[string]
+	cs := trackConns(&o)
+	h := newHarness(t, chatContract(t), &o)
+	const n = 20
+	var inboxes []chan string
+	var conns []*realtime.Conn[string]
+	for range n {
+		inboxes = append(inboxes, inbox(t, h.dial(t, nil, nil)))
+		conns = append(conns, cs.next(t))
+	}
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.Join("crowd"); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := h.srv.Room("crowd").Emit(ctx5(t), "message", map[string]any{"text": "all of you", "from": "srv"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range inboxes {
+		expect(t, ch, "all of you")
+	}
+}
