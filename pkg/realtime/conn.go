@@ -302,8 +302,8 @@ func (c *Conn[I]) claimOrQueue(pm *websocket.PreparedMessage) bool {
 
 // writeClaimed writes pm to a claimed connection, then releases it, or
 // hands it to a writer goroutine when frames queued up meanwhile.
-func (c *Conn[I]) writeClaimed(pm *websocket.PreparedMessage) {
-	_ = c.ws.SetWriteDeadline(time.Now().Add(c.srv.opts.WriteTimeout))
+func (c *Conn[I]) writeClaimed(pm *websocket.PreparedMessage, deadline time.Time) {
+	_ = c.ws.SetWriteDeadline(deadline)
 	err := c.ws.WritePreparedMessage(pm)
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -22,6 +22,7 @@ const sweepStallCheck = 10 * time.Millisecond
 // write timeout).
 type sweep[I any] struct {
 	pm       *websocket.PreparedMessage
+	deadline time.Time // of every write of the sweep
 	conns    []*Conn[I]
 	next     atomic.Int64 // index of the next connection to take
 	finished atomic.Int64 // connections written (or failed)
@@ -37,7 +38,7 @@ func (s *Server[I]) sweep(conns []*Conn[I], pm *websocket.PreparedMessage) {
 	if len(conns) == 0 {
 		return
 	}
-	sw := &sweep[I]{pm: pm, conns: conns, srv: s}
+	sw := &sweep[I]{pm: pm, conns: conns, srv: s, deadline: time.Now().Add(s.opts.WriteTimeout)}
 	workers := min(runtime.GOMAXPROCS(0), len(conns))
 	// The sweep holds one count of the server's WaitGroup for its whole
 	// life; the claimed connections are open, so the count is above zero.
@@ -60,7 +61,7 @@ func (sw *sweep[I]) work() {
 		if i >= n {
 			break
 		}
-		sw.conns[i].writeClaimed(sw.pm)
+		sw.conns[i].writeClaimed(sw.pm, sw.deadline)
 		sw.finished.Add(1)
 	}
 	if sw.live.Add(-1) == 0 {
