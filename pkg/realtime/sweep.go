@@ -55,18 +55,14 @@ func (s *Server[I]) sweep(conns []*Conn[I], pm *websocket.PreparedMessage) {
 
 func (sw *sweep[I]) work() {
 	n := int64(len(sw.conns))
-	var deadline time.Time
-	for k := 0; ; k++ {
+	for {
 		i := sw.next.Add(1) - 1
 		if i >= n {
 			break
 		}
-		// The clock is read once per 64 writes, not per write: a deadline
-		// at most 64 writes stale is still the write timeout, near enough.
-		if k%64 == 0 {
-			deadline = time.Now().Add(sw.srv.opts.WriteTimeout)
-		}
-		sw.conns[i].writeClaimed(sw.pm, deadline)
+		// The clock is read for every write: after a write that stalled,
+		// a deadline computed earlier would already have passed.
+		sw.conns[i].writeClaimed(sw.pm, time.Now().Add(sw.srv.opts.WriteTimeout))
 		sw.finished.Add(1)
 	}
 	if sw.live.Add(-1) == 0 {
