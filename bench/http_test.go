@@ -262,6 +262,7 @@ func benchServe(h http.Handler) func(*testing.B) {
 		w := &discardWriter{h: http.Header{}}
 		b.ReportAllocs()
 		b.ResetTimer()
+		defer reportCPU(b)()
 		for range b.N {
 			rd.Reset(body)
 			req.Body = io.NopCloser(rd)
