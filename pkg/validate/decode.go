@@ -46,7 +46,9 @@ func (e *DecodeError) Error() string {
 // decoder is one pass over the bytes that checks and builds at once; a
 // body is refused at the first byte that breaks a rule, before the rest of
 // its tree is built. Strings and numbers share one copy of the input
-// (data is copied once, so the caller may reuse data afterwards).
+// (data is copied once, so the caller may reuse data afterwards; a string
+// kept from the value keeps that copy alive, which for a request body
+// bounded by the mount's cap is the price of not allocating per string).
 func DecodeJSON(data []byte, opts *DecodeOptions) (any, error) {
 	v, err := engine.Decode(data, maxDepth(opts))
 	if err != nil {
