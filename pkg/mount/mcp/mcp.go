@@ -57,8 +57,13 @@ type Options struct {
 	//
 	// With Stateful, tools see the context of the request that opened the
 	// session; every later request of the session must still pass
-	// Authenticate.
+	// Authenticate, and SessionOwner must name the same caller.
 	Authenticate func(r *http.Request) (context.Context, error)
+	// SessionOwner names the caller of an authenticated context (a user
+	// id). Stateful with Authenticate requires it: a session id presented
+	// by a caller other than the one who opened the session is refused
+	// (403 FORBIDDEN), since the session's tools run as its opener.
+	SessionOwner func(ctx context.Context) string
 	// Challenge is the WWW-Authenticate value of a 401 answer ("Bearer"
 	// when empty), e.g. `Bearer resource_metadata="https://…"`.
 	Challenge string
@@ -106,6 +111,7 @@ type Handler struct {
 	surfaces map[string]*surface
 	names    []string // surface names in order ("" for the default)
 	caller   caller
+	owners   *owners // stateful sessions and who opened them
 }
 
 // surface is one prepared MCP surface and its SDK server.
@@ -133,7 +139,13 @@ func New(g *graph.Graph, c caller, opts *Options) (*Handler, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
+	if opts.Stateful && opts.Authenticate != nil && opts.SessionOwner == nil {
+		return nil, errors.New("mcp: Stateful with Authenticate needs SessionOwner, so that one caller cannot use another's session")
+	}
 	h := &Handler{opts: *opts, caller: c, surfaces: map[string]*surface{}}
+	if opts.Stateful && opts.SessionOwner != nil {
+		h.owners = &owners{m: map[string]*ownerEntry{}, timeout: opts.SessionTimeout}
+	}
 	h.prefix = strings.TrimSuffix(opts.Prefix, "/")
 	if opts.Prefix == "" {
 		h.prefix = DefaultPrefix
@@ -398,7 +410,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	h.surfaces[name].http.ServeHTTP(w, r)
+	s := h.surfaces[name]
+	if h.owners != nil {
+		if !h.owners.serveOwned(s.http, w, r, h.opts.SessionOwner(r.Context())) {
+			writeHTTPError(w, mount.NewError("FORBIDDEN", "This MCP session belongs to another caller"))
+		}
+		return
+	}
+	s.http.ServeHTTP(w, r)
 }
 
 // authenticate runs the hook, turning a panic into an error.

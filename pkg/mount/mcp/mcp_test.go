@@ -241,7 +241,10 @@ func TestRefusedBeforeSDK(t *testing.T) {
 		return resp.StatusCode, string(b)
 	}
 	list := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
-	if st, b := post(func(r *http.Request) { r.Header.Set("Sec-Fetch-Site", "cross-site"); r.Header.Set("Origin", "https://evil.example") }, list); st != 403 || !strings.Contains(b, "FORBIDDEN") {
+	if st, b := post(func(r *http.Request) {
+		r.Header.Set("Sec-Fetch-Site", "cross-site")
+		r.Header.Set("Origin", "https://evil.example")
+	}, list); st != 403 || !strings.Contains(b, "FORBIDDEN") {
 		t.Errorf("cross-origin: %d %s", st, b)
 	}
 	if st, b := post(func(r *http.Request) { r.Host = "evil.example" }, list); st != 403 || !strings.Contains(b, "FORBIDDEN") {
@@ -317,3 +320,82 @@ func must[T any](v T, ok bool) T {
 	return v
 }
 
+// Stateful sessions come from the same builder: the session keeps its id,
+// the tools see the identity of the request that opened it, and every
+// request still passes Authenticate.
+func TestStateful(t *testing.T) {
+	type key struct{}
+	var seen []any
+	var mu sync.Mutex
+	c := callerFunc(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		mu.Lock()
+		seen = append(seen, ctx.Value(key{}))
+		mu.Unlock()
+		return json.RawMessage(`{"open":1,"done":2}`), nil
+	})
+	var authCalls int
+	opts := &Options{Stateful: true, Authenticate: func(r *http.Request) (context.Context, error) {
+		mu.Lock()
+		authCalls++
+		mu.Unlock()
+		user, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok {
+			return nil, errors.New("no")
+		}
+		return context.WithValue(r.Context(), key{}, user), nil
+	}}
+	if _, err := New(tasks(t), c, opts); err == nil || !strings.Contains(err.Error(), "SessionOwner") {
+		t.Fatalf("stateful auth without SessionOwner: %v", err)
+	}
+	opts.SessionOwner = func(ctx context.Context) string { return ctx.Value(key{}).(string) }
+	h, err := New(tasks(t), c, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, h)
+	cl := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := cl.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp/member",
+		HTTPClient: &http.Client{Transport: bearer("alice")}, DisableStandaloneSSE: true}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs.ID() == "" {
+		t.Fatal("no session id")
+	}
+	for i := 0; i < 2; i++ {
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "task_stats", Arguments: map[string]any{}})
+		if err != nil || res.IsError {
+			t.Fatalf("%v %+v", err, res)
+		}
+	}
+	// Bob, authenticated, replaying Alice's session id is refused before
+	// the SDK.
+	req, _ := http.NewRequest("POST", srv.URL+"/mcp/member", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"task_stats","arguments":{}}}`))
+	req.Header.Set("Authorization", "Bearer bob")
+	req.Header.Set(sessionHeader, cs.ID())
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 403 || !strings.Contains(string(b), "another caller") {
+		t.Fatalf("replayed session: %d %s", resp.StatusCode, b)
+	}
+	if err := cs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.owners.m); n != 0 {
+		t.Fatalf("%d session owners left after the session was deleted", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 2 || seen[0] != "alice" || seen[1] != "alice" {
+		t.Fatalf("identities %v", seen)
+	}
+	if authCalls < 4 { // initialize, initialized, two calls (and the closing DELETE)
+		t.Fatalf("Authenticate ran %d times", authCalls)
+	}
+}
