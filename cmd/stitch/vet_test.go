@@ -10,13 +10,13 @@ import (
 
 	"golang.org/x/tools/txtar"
 
-	"stitchkit.dev/stitchkit/pkg/conformance"
+	"stitchkit.dev/stitchkit/pkg/conformance/conformancetest"
 )
 
-// -update (rewrite the want sections of testdata/invalid/*.txtar) is the flag
-// pkg/conformance registers in every test binary linking it; a second
-// definition would panic.
-var update = conformance.Update
+// -update (rewrite the want sections of testdata/invalid/*.txtar) is the
+// repository's one update switch, conformancetest's; a second definition
+// would panic.
+var update = conformancetest.Update
 
 // TestInvalidCorpus runs `stitch vet contract` on every archive of
 // testdata/invalid and asserts exit 1 and exactly the want/diagnostics

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -18,10 +17,9 @@ import (
 	"cuelang.org/go/cue/format"
 	"cuelang.org/go/cue/parser"
 
+	"stitchkit.dev/stitchkit/pkg/conformance/conformancetest"
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.graph.json")
 
 func compileBytes(t testing.TB, dir string) []byte {
 	t.Helper()
@@ -41,20 +39,7 @@ func TestGoldenGraphs(t *testing.T) {
 	for _, name := range []string{"minimal", "tasks"} {
 		t.Run(name, func(t *testing.T) {
 			got := compileBytes(t, filepath.Join("..", "..", "examples", name))
-			golden := filepath.Join("testdata", name+".graph.json")
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("graph.json of examples/%s differs from %s (run go test ./pkg/compile -update after checking the change)", name, golden)
-			}
+			conformancetest.Golden(t, filepath.Join("testdata", name+".graph.json"), got)
 		})
 	}
 }
