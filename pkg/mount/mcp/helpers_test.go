@@ -3,6 +3,8 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,7 +17,6 @@ import (
 	"stitchkit.dev/stitchkit/pkg/compile"
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/mount"
-	"stitchkit.dev/stitchkit/pkg/project"
 )
 
 func TestMain(m *testing.M) {
@@ -44,26 +45,64 @@ func tasks(tb testing.TB) *graph.Graph {
 	return tasksGraph
 }
 
-// exampleCaller answers each tool with its first example output, or
-// NOT_IMPLEMENTED.
-type exampleCaller struct{}
+// exampleRunner is a runner of g whose handlers answer each operation's
+// first example output (nothing for an operation without output); handlers
+// in bind replace them, keyed "service.action".
+func exampleRunner(tb testing.TB, g *graph.Graph, opts *mount.Options, bind map[string]mount.Handler) *mount.Runner {
+	tb.Helper()
+	r, err := newExampleRunner(g, opts, bind)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r
+}
 
-func (exampleCaller) callTool(ctx context.Context, t *project.Tool, args json.RawMessage) (json.RawMessage, error) {
-	var examples []json.RawMessage
-	if t.Op != nil {
-		examples = t.Op.Examples
-	} else if t.Runtime != nil {
-		examples = t.Runtime.Examples
-	}
-	for _, ex := range examples {
-		var e struct {
-			Output json.RawMessage `json:"output"`
+func newExampleRunner(g *graph.Graph, opts *mount.Options, bind map[string]mount.Handler) (*mount.Runner, error) {
+	impl := mount.NewImplementation(g)
+	var errs []error
+	bindExample := func(service, action string, examples []json.RawMessage) {
+		h, ok := bind[service+"."+action]
+		if !ok {
+			var out json.RawMessage
+			for _, ex := range examples {
+				var e struct {
+					Output json.RawMessage `json:"output"`
+				}
+				if json.Unmarshal(ex, &e) == nil && e.Output != nil {
+					out = e.Output
+					break
+				}
+			}
+			if len(examples) == 0 {
+				return // unbound: NOT_IMPLEMENTED
+			}
+			h = func(context.Context, *mount.Call) (json.RawMessage, error) { return out, nil }
 		}
-		if json.Unmarshal(ex, &e) == nil && e.Output != nil {
-			return e.Output, nil
-		}
+		errs = append(errs, impl.Handle(service, action, h))
 	}
-	return nil, mount.NewError("NOT_IMPLEMENTED", "")
+	for _, op := range g.Operations() {
+		bindExample(op.Service, op.Action, op.Examples)
+	}
+	for _, rt := range g.RuntimeTools {
+		bindExample(rt.Identity.Service, rt.Identity.Action, rt.Examples)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if opts == nil {
+		opts = &mount.Options{Logger: slog.New(slog.DiscardHandler)}
+	}
+	return mount.New(impl, opts)
+}
+
+// newHandler is New on an example runner of the tasks graph.
+func newHandler(tb testing.TB, opts *Options) *Handler {
+	tb.Helper()
+	h, err := New(exampleRunner(tb, tasks(tb), nil, nil), opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return h
 }
 
 // serve starts the handler on a loopback listener under /mcp.

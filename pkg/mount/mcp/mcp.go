@@ -94,6 +94,10 @@ type Options struct {
 	Implementation *sdk.Implementation
 	// Instructions are a short hint for hosts about the server.
 	Instructions string
+	// ErrorHint, when set, adds a hint for a tool's failure with a code to
+	// the envelope's _hint (after the error's own hint), telling a model
+	// how to recover.
+	ErrorHint func(tool, code string) string
 	// Logger receives server faults (panics, refused requests, SDK
 	// warnings). Nil discards them.
 	Logger *slog.Logger
@@ -110,7 +114,7 @@ type Handler struct {
 	logger   *slog.Logger
 	surfaces map[string]*surface
 	names    []string // surface names in order ("" for the default)
-	caller   caller
+	runner   *mount.Runner
 	owners   *owners // stateful sessions and who opened them
 }
 
@@ -126,23 +130,20 @@ type surface struct {
 	native []*nativeTool
 }
 
-// caller runs one contract tool call through the shared runner.
-type caller interface {
-	callTool(ctx context.Context, t *project.Tool, args json.RawMessage) (json.RawMessage, error)
-}
-
-// New prepares every MCP surface of g (the default one, or each named one)
-// and builds one *mcp.Server for each. Preparation errors of the
-// projector, a tool the SDK would refuse and every native registration
-// error are returned together; nothing panics.
-func New(g *graph.Graph, c caller, opts *Options) (*Handler, error) {
+// New prepares every MCP surface of the runner's graph (the default one,
+// or each named one) and builds one *mcp.Server for each; every tool call
+// runs through r. Preparation errors of the projector, a tool the SDK
+// would refuse and every native registration error are returned together;
+// nothing panics.
+func New(r *mount.Runner, opts *Options) (*Handler, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
+	g := r.Graph()
 	if opts.Stateful && opts.Authenticate != nil && opts.SessionOwner == nil {
 		return nil, errors.New("mcp: Stateful with Authenticate needs SessionOwner, so that one caller cannot use another's session")
 	}
-	h := &Handler{opts: *opts, caller: c, surfaces: map[string]*surface{}}
+	h := &Handler{opts: *opts, runner: r, surfaces: map[string]*surface{}}
 	if opts.Stateful && opts.SessionOwner != nil {
 		h.owners = &owners{m: map[string]*ownerEntry{}, timeout: opts.SessionTimeout}
 	}
@@ -237,11 +238,15 @@ func (h *Handler) build(impl *sdk.Implementation, ps *project.Surface) (s *surfa
 	for i := range ps.Tools {
 		t := &ps.Tools[i]
 		tool, err := sdkTool(t)
+		ep := h.runner.Endpoint(t.Service, t.Action)
+		if err == nil && ep == nil {
+			err = fmt.Errorf("the runner has no endpoint %s", t.ID())
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("mcp: %s tool %q: %w", label, t.Name, err))
 			continue
 		}
-		srv.AddTool(tool, h.contractHandler(t))
+		srv.AddTool(tool, h.toolHandler(t.Name, ep))
 		s.tools[t.Name] = tool
 	}
 	if h.opts.Native != nil && len(errs) == 0 {
@@ -358,26 +363,26 @@ func withCatalog(m sdk.Meta, c Catalog) sdk.Meta {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	name, ok := h.surfaceAt(r.URL.Path)
 	if !ok {
-		writeHTTPError(w, mount.Errorf("NOT_FOUND", "No MCP surface at %s; surfaces: %s", r.URL.Path, h.pathList()))
+		h.writeHTTPError(w, r, mount.Errorf("NOT_FOUND", "No MCP surface at %s; surfaces: %s", r.URL.Path, h.pathList()))
 		return
 	}
 	if err := h.origin.Check(r); err != nil {
-		writeHTTPError(w, mount.NewError("FORBIDDEN", "Cross-origin request refused"))
+		h.writeHTTPError(w, r, mount.NewError("FORBIDDEN", "Cross-origin request refused"))
 		return
 	}
 	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil && isLoopback(la.String()) && !isLoopback(r.Host) {
-		writeHTTPError(w, mount.Errorf("FORBIDDEN", "Host %q is not a loopback name on a loopback listener", r.Host))
+		h.writeHTTPError(w, r, mount.Errorf("FORBIDDEN", "Host %q is not a loopback name on a loopback listener", r.Host))
 		return
 	}
 	if r.ContentLength > h.maxBody {
-		writeHTTPError(w, mount.Errorf("PAYLOAD_TOO_LARGE", "Request body of %d bytes exceeds the %d byte limit", r.ContentLength, h.maxBody))
+		h.writeHTTPError(w, r, mount.Errorf("PAYLOAD_TOO_LARGE", "Request body of %d bytes exceeds the %d byte limit", r.ContentLength, h.maxBody))
 		return
 	}
 	if h.opts.Authenticate != nil {
 		ctx, err := h.authenticate(r)
 		if err != nil {
 			e, ok := mount.AsError(err)
-			if !ok || (e.Code != "UNAUTHORIZED" && e.Code != "FORBIDDEN") {
+			if !ok || (e.Code != "UNAUTHORIZED" && e.Code != "FORBIDDEN" && e.Code != "INTERNAL_SERVER_ERROR") {
 				e = mount.NewError("UNAUTHORIZED", "").WithCause(err)
 			}
 			if e.Code == "UNAUTHORIZED" {
@@ -387,45 +392,51 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				}
 				w.Header().Set("WWW-Authenticate", challenge)
 			}
-			writeHTTPError(w, e)
+			h.writeHTTPError(w, r, e)
 			return
 		}
 		r = r.WithContext(ctx)
 	}
 	if h.opts.SelectSurface != nil {
 		var err error
-		name, err = h.opts.SelectSurface(r)
-		if err != nil {
-			if e, ok := mount.AsError(err); ok {
-				writeHTTPError(w, e)
-				return
-			}
-			h.logger.Error("mcp: SelectSurface failed", "error", err)
-			writeHTTPError(w, mount.NewError("INTERNAL_SERVER_ERROR", ""))
-			return
-		}
-		if _, ok := h.surfaces[name]; !ok {
-			h.logger.Error("mcp: SelectSurface returned an undeclared surface", "surface", name)
-			writeHTTPError(w, mount.NewError("INTERNAL_SERVER_ERROR", ""))
+		if name, err = h.selectSurface(r); err != nil {
+			h.writeHTTPError(w, r, err)
 			return
 		}
 	}
 	s := h.surfaces[name]
 	if h.owners != nil {
 		if !h.owners.serveOwned(s.http, w, r, h.opts.SessionOwner(r.Context())) {
-			writeHTTPError(w, mount.NewError("FORBIDDEN", "This MCP session belongs to another caller"))
+			h.writeHTTPError(w, r, mount.NewError("FORBIDDEN", "This MCP session belongs to another caller"))
 		}
 		return
 	}
 	s.http.ServeHTTP(w, r)
 }
 
+// selectSurface runs SelectSurface; a surface the graph does not declare
+// is a server fault (logged, answered 500).
+func (h *Handler) selectSurface(r *http.Request) (name string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			name, err = "", fmt.Errorf("mcp: SelectSurface panicked: %v", p)
+		}
+	}()
+	name, err = h.opts.SelectSurface(r)
+	if err != nil {
+		return "", err
+	}
+	if _, ok := h.surfaces[name]; !ok {
+		return "", fmt.Errorf("mcp: SelectSurface returned %q, which is not a surface (surfaces: %s)", name, quoteAll(h.names))
+	}
+	return name, nil
+}
+
 // authenticate runs the hook, turning a panic into an error.
 func (h *Handler) authenticate(r *http.Request) (ctx context.Context, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			h.logger.Error("mcp: Authenticate panicked", "panic", p)
-			ctx, err = nil, mount.NewError("INTERNAL_SERVER_ERROR", "")
+			ctx, err = nil, mount.NewError("INTERNAL_SERVER_ERROR", "").WithCause(fmt.Errorf("mcp: Authenticate panicked: %v", p))
 		}
 	}()
 	ctx, err = h.opts.Authenticate(r)

@@ -15,7 +15,6 @@ import (
 
 	"stitchkit.dev/stitchkit/pkg/conformance"
 	"stitchkit.dev/stitchkit/pkg/mount"
-	"stitchkit.dev/stitchkit/pkg/project"
 )
 
 // Each named surface lists exactly what the manifest says it does, through
@@ -23,7 +22,7 @@ import (
 // older one; every result carries the same catalog stamp.
 func TestNamedSurfacesMatchManifest(t *testing.T) {
 	g := tasks(t)
-	h, err := New(g, exampleCaller{}, nil)
+	h, err := New(exampleRunner(t, g, nil, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,17 +67,14 @@ func checkStamp(t *testing.T, meta sdk.Meta, want Catalog) {
 
 // A tool outside the selected surface can be neither listed nor called.
 func TestToolOutsideSurface(t *testing.T) {
-	h, err := New(tasks(t), exampleCaller{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := newHandler(t, nil)
 	srv := serve(t, h)
 	member := connect(t, srv.URL+"/mcp/member", nil)
 	names, _ := listNames(t, member)
 	if slices.Contains(names, "update_task") {
 		t.Fatal("update_task is listed on member")
 	}
-	_, err = member.CallTool(context.Background(), &sdk.CallToolParams{Name: "update_task", Arguments: map[string]any{"id": "t_1", "title": "x", "done": true}})
+	_, err := member.CallTool(context.Background(), &sdk.CallToolParams{Name: "update_task", Arguments: map[string]any{"id": "t_1", "title": "x", "done": true}})
 	if err == nil || !strings.Contains(err.Error(), "unknown tool") {
 		t.Fatalf("calling update_task on member: %v", err)
 	}
@@ -94,10 +90,7 @@ func TestToolOutsideSurface(t *testing.T) {
 // handler answers (the SDK would say "no server available" or speak
 // JSON-RPC).
 func TestUnknownSurface(t *testing.T) {
-	h, err := New(tasks(t), exampleCaller{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := newHandler(t, nil)
 	srv := serve(t, h)
 	for _, path := range []string{"/mcp/nope", "/mcp", "/mcp/member/x", "/mcp/"} {
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
@@ -138,13 +131,13 @@ func TestAuthenticateBeforeBody(t *testing.T) {
 	type key struct{}
 	var seen []any
 	var mu sync.Mutex
-	c := callerFunc(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	c := func(ctx context.Context, _ *mount.Call) (json.RawMessage, error) {
 		mu.Lock()
 		seen = append(seen, ctx.Value(key{}))
 		mu.Unlock()
 		return json.RawMessage(`{"open":1,"done":2}`), nil
-	})
-	h, err := New(tasks(t), c, &Options{
+	}
+	h, err := New(exampleRunner(t, tasks(t), nil, map[string]mount.Handler{"tasks.stats": c}), &Options{
 		Challenge: `Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"`,
 		Authenticate: func(r *http.Request) (context.Context, error) {
 			switch r.Header.Get("Authorization") {
@@ -213,19 +206,10 @@ func (r *recorder) Write(b []byte) (int, error) {
 	return r.body.Write(b)
 }
 
-type callerFunc func(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
-
-func (f callerFunc) callTool(ctx context.Context, _ *project.Tool, args json.RawMessage) (json.RawMessage, error) {
-	return f(ctx, args)
-}
-
 // A browser's cross-origin POST, a rebinding Host and a declared oversized
 // body are refused before the SDK, each with the envelope.
 func TestRefusedBeforeSDK(t *testing.T) {
-	h, err := New(tasks(t), exampleCaller{}, &Options{MaxBodyBytes: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := newHandler(t, &Options{MaxBodyBytes: 64})
 	srv := serve(t, h)
 	post := func(mod func(*http.Request), body string) (int, string) {
 		req, _ := http.NewRequest("POST", srv.URL+"/mcp/member", strings.NewReader(body))
@@ -261,10 +245,7 @@ func TestRefusedBeforeSDK(t *testing.T) {
 
 // Concurrent calls and lists each get their own _meta map (run with -race).
 func TestStampIsFreshPerResult(t *testing.T) {
-	h, err := New(tasks(t), exampleCaller{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := newHandler(t, nil)
 	srv := serve(t, h)
 	cs := connect(t, srv.URL+"/mcp/member", nil)
 	want, _ := h.Catalog("member")
@@ -287,28 +268,49 @@ func TestStampIsFreshPerResult(t *testing.T) {
 
 // Success is structuredContent plus the same JSON as text; a tool without
 // an output answers an empty content list; a failure is isError with the
-// tool envelope.
+// tool envelope, invalid arguments carrying the validator's issues.
 func TestResultShapes(t *testing.T) {
-	h, err := New(tasks(t), exampleCaller{}, nil)
+	deleted := 0
+	r := exampleRunner(t, tasks(t), nil, map[string]mount.Handler{"tasks.delete": func(context.Context, *mount.Call) (json.RawMessage, error) {
+		deleted++
+		return nil, nil
+	}})
+	h, err := New(r, &Options{ErrorHint: func(tool, code string) string { return "check " + tool + " (" + code + ")" }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := serve(t, h)
 	cs := connect(t, srv.URL+"/mcp/admin", nil)
-	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "get_task", Arguments: map[string]any{"id": "t_1"}})
+	ctx := context.Background()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "get_task", Arguments: map[string]any{"id": "t_1"}})
 	if err != nil || res.IsError {
 		t.Fatalf("%v %+v", err, res)
 	}
 	sc, _ := json.Marshal(res.StructuredContent)
-	if text := textOf(t, res); text != string(sc) {
+	if text := textOf(t, res); text != string(sc) || !strings.Contains(text, `"id":"t_1"`) {
 		t.Fatalf("text %s, structured %s", text, sc)
 	}
-	res, err = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "update_task", Arguments: map[string]any{}})
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "delete_task", Arguments: map[string]any{"id": "t_1"}})
+	if err != nil || res.IsError || len(res.Content) != 0 || res.StructuredContent != nil || deleted != 1 {
+		t.Fatalf("void: %v %+v", err, res)
+	}
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "update_task", Arguments: map[string]any{"id": "t_1", "title": "x", "done": true}})
 	if err != nil || !res.IsError {
 		t.Fatalf("%v %+v", err, res)
 	}
-	if text := textOf(t, res); text != `{"error":"NOT_IMPLEMENTED"}` {
+	if text := textOf(t, res); text != `{"error":"NOT_IMPLEMENTED","details":{"message":"tasks.update is not implemented"},"_hint":"check update_task (NOT_IMPLEMENTED)"}` {
 		t.Fatalf("envelope %s", text)
+	}
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "update_task", Arguments: map[string]any{"id": "nope", "done": "yes"}})
+	if err != nil || !res.IsError {
+		t.Fatalf("%v %+v", err, res)
+	}
+	var env struct {
+		Error   string
+		Details struct{ Issues []mount.Issue }
+	}
+	if err := json.Unmarshal([]byte(textOf(t, res)), &env); err != nil || env.Error != "VALIDATION_ERROR" || len(env.Details.Issues) == 0 || env.Details.Issues[0].In != "params" {
+		t.Fatalf("invalid arguments: %s", textOf(t, res))
 	}
 	checkStamp(t, res.Meta, must(h.Catalog("admin")))
 }
@@ -327,12 +329,12 @@ func TestStateful(t *testing.T) {
 	type key struct{}
 	var seen []any
 	var mu sync.Mutex
-	c := callerFunc(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	c := func(ctx context.Context, _ *mount.Call) (json.RawMessage, error) {
 		mu.Lock()
 		seen = append(seen, ctx.Value(key{}))
 		mu.Unlock()
 		return json.RawMessage(`{"open":1,"done":2}`), nil
-	})
+	}
 	var authCalls int
 	opts := &Options{Stateful: true, Authenticate: func(r *http.Request) (context.Context, error) {
 		mu.Lock()
@@ -344,11 +346,11 @@ func TestStateful(t *testing.T) {
 		}
 		return context.WithValue(r.Context(), key{}, user), nil
 	}}
-	if _, err := New(tasks(t), c, opts); err == nil || !strings.Contains(err.Error(), "SessionOwner") {
+	if _, err := New(exampleRunner(t, tasks(t), nil, map[string]mount.Handler{"tasks.stats": c}), opts); err == nil || !strings.Contains(err.Error(), "SessionOwner") {
 		t.Fatalf("stateful auth without SessionOwner: %v", err)
 	}
 	opts.SessionOwner = func(ctx context.Context) string { return ctx.Value(key{}).(string) }
-	h, err := New(tasks(t), c, opts)
+	h, err := New(exampleRunner(t, tasks(t), nil, map[string]mount.Handler{"tasks.stats": c}), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,9 +19,11 @@ import (
 // resources) a JSON contract cannot describe (ADR 0048).
 //
 // It owns its MCP schemas and one operation identity, and registered
-// through [Registrar.RegisterTool] it gets what contract tools get: the
-// identity of the caller in its context, the runner's hooks, input
-// validation against InputSchema, and a context of its own per call.
+// through [Registrar.RegisterTool] it runs through the runner like a
+// contract tool: Authorize, input defaults and validation, BeforeHandle,
+// the handler, AfterHandle, output validation and AfterCall, each call
+// with its own context and *mount.Call (Identity.Kind is
+// mount.KindNative).
 type NativeTool struct {
 	// Name is the tool name; it must pass project.ValidToolName and not
 	// collide with a contract tool of the surface.
@@ -34,38 +36,47 @@ type NativeTool struct {
 	Identity graph.Identity
 	// Meta is the identity's metadata, as contract operations carry it.
 	Meta json.RawMessage
+	// Errors are the application codes of the graph the handler may
+	// answer (framework codes need no declaring).
+	Errors []string
 	// InputSchema is a JSON Schema 2020-12 document whose root has
 	// "type": "object". It is advertised (canonicalised) and compiled once
 	// into the validator every call's arguments must pass.
 	InputSchema json.RawMessage
-	// OutputSchema, when set, validates the result's structuredContent
-	// (and nothing else of the result). A result without
-	// structuredContent, or with one the schema refuses, is an internal
-	// error.
+	// OutputSchema, when set, validates the result's structuredContent —
+	// and nothing else of the result. A success without structuredContent,
+	// or with one the schema refuses, is INTERNAL_SERVER_ERROR.
 	OutputSchema json.RawMessage
 	// Handler answers a call whose arguments passed InputSchema.
 	Handler NativeHandler
 }
 
 // NativeHandler answers one native tool call. Its result is sent as it is —
-// content blocks, `_meta` and isError untouched — apart from the catalog
-// stamp added to `_meta` and structuredContent replaced by its validated
-// form when an output schema is declared. A returned error is answered as
-// an isError result with the tool error envelope: a *mount.Error keeps its
-// code, anything else is INTERNAL_SERVER_ERROR (its message never crosses).
+// content blocks, `_meta` and isError untouched — except that the catalog
+// stamp is added to `_meta` and, when an output schema is declared,
+// structuredContent is replaced by its validated form. A returned error is
+// answered as an isError result with the tool error envelope: a
+// *mount.Error with a code the tool may answer keeps it, anything else is
+// INTERNAL_SERVER_ERROR (its message never crosses). A result with isError
+// set is sent as it is and reported to the runner's hooks as a failure.
 type NativeHandler func(ctx context.Context, call *NativeCall) (*sdk.CallToolResult, error)
 
 // NativeCall is one validated native tool call.
 type NativeCall struct {
 	// Tool is the definition being called.
 	Tool *NativeTool
-	// Arguments are the validated arguments, decoded as pkg/validate
-	// decodes JSON (map[string]any, []any, string, bool, nil, json.Number).
-	Arguments map[string]any
-	// Raw are the arguments exactly as sent.
-	Raw json.RawMessage
+	// Call is the runner's call: identity, source, and Input — the
+	// validated arguments with defaults applied, as pkg/validate decodes
+	// JSON (map[string]any, []any, string, bool, nil, json.Number).
+	Call *mount.Call
 	// Request is the SDK request (session, `_meta`, progress token).
 	Request *sdk.CallToolRequest
+}
+
+// Arguments returns the validated arguments.
+func (c *NativeCall) Arguments() map[string]any {
+	m, _ := c.Call.Input.(map[string]any)
+	return m
 }
 
 // Registrar registers native tools on one prepared surface. It is handed
@@ -95,9 +106,9 @@ func (r *Registrar) RegisterTool(t NativeTool) error {
 
 // RawServer returns the surface's SDK server: the escape hatch. A tool
 // added to it directly runs with none of the guarantees of RegisterTool —
-// no identity check, hooks, validation or per-call context — and is in
-// neither the catalog stamp nor the manifest, so a discovery check will
-// report it. Opting out is therefore visible in code and in tests.
+// no runner, so no hooks, validation or per-call context — and is in
+// neither the catalog stamp nor the manifest, so a discovery check reports
+// it. Opting out is therefore visible in code and in tests.
 func (r *Registrar) RawServer() *sdk.Server { return r.s.server }
 
 func (r *Registrar) register(t NativeTool) error {
@@ -113,24 +124,27 @@ func (r *Registrar) register(t NativeTool) error {
 	if t.Handler == nil {
 		return errors.New("no Handler")
 	}
-	if t.Identity.Service == "" || t.Identity.Action == "" || t.Identity.Method == "" {
-		return errors.New("identity needs a service, an action and a semantic method")
-	}
 	if t.Identity.Scope == "" {
 		t.Identity.Scope = "public"
 	}
 	nt := &nativeTool{def: t}
 	var err error
-	if nt.input, nt.inputDigest, nt.inValidator, err = compileSchema(t.InputSchema); err != nil {
+	if nt.input, nt.inputDigest, err = canonicalSchema(t.InputSchema); err != nil {
 		return fmt.Errorf("input schema: %w", err)
 	}
 	if err := objectSchema(nt.input); err != nil {
 		return err
 	}
 	if t.OutputSchema != nil {
-		if nt.output, nt.outputDigest, nt.outValidator, err = compileSchema(t.OutputSchema); err != nil {
+		if nt.output, nt.outputDigest, err = canonicalSchema(t.OutputSchema); err != nil {
 			return fmt.Errorf("output schema: %w", err)
 		}
+	}
+	id := mount.Identity{Service: t.Identity.Service, Action: t.Identity.Action, Method: t.Identity.Method, Scope: t.Identity.Scope, Meta: t.Meta}
+	nt.ep, err = r.h.runner.NativeEndpoint(mount.NativeDefinition{Identity: id, Input: nt.input, Output: nt.output,
+		Errors: t.Errors, Handler: nt.handle})
+	if err != nil {
+		return err
 	}
 	tool := &sdk.Tool{Name: t.Name, Description: t.Description, Annotations: t.Annotations, InputSchema: nt.input}
 	if nt.output != nil {
@@ -142,130 +156,88 @@ func (r *Registrar) register(t NativeTool) error {
 	return nil
 }
 
-// nativeTool is a registered native tool with its compiled schemas.
+// nativeTool is a registered native tool and its runner endpoint.
 type nativeTool struct {
 	def                       NativeTool
 	input, output             json.RawMessage
 	inputDigest, outputDigest graph.Digest
-	inValidator, outValidator *validate.Validator
+	ep                        *mount.Endpoint
 }
 
-// compileSchema canonicalises a schema and compiles its validator.
-func compileSchema(schema json.RawMessage) (json.RawMessage, graph.Digest, *validate.Validator, error) {
+// canonicalSchema returns a schema's canonical bytes and digest.
+func canonicalSchema(schema json.RawMessage) (json.RawMessage, graph.Digest, error) {
 	if len(schema) == 0 {
-		return nil, "", nil, errors.New("missing")
+		return nil, "", errors.New("missing")
 	}
 	doc, err := validate.DecodeJSON(schema, nil)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", err
 	}
 	b, d, err := graph.SchemaDigest(doc)
-	if err != nil {
-		return nil, "", nil, err
-	}
-	v, err := validate.Compile(b)
-	if err != nil {
-		return nil, "", nil, err
-	}
-	return b, d, v, nil
+	return b, d, err
 }
 
-// nativeHandler validates a native call's arguments, runs the handler and
-// checks its structured output.
+// nativeExchange carries the handler's MCP result out around the runner,
+// through the call's context. (Hooks see the *mcp.CallToolRequest as
+// Call.Native, as for contract tools.)
+type nativeExchange struct {
+	res *sdk.CallToolResult
+}
+
+type exchangeKey struct{}
+
+// errIsError reports a native result with isError set to the runner.
+var errIsError = errors.New("the native tool answered an isError result")
+
+// handle is the runner handler of a native tool: it runs the application's
+// handler and hands the runner the structuredContent to validate.
+func (nt *nativeTool) handle(ctx context.Context, c *mount.Call) (json.RawMessage, error) {
+	x, _ := ctx.Value(exchangeKey{}).(*nativeExchange)
+	req, _ := c.Native.(*sdk.CallToolRequest)
+	if x == nil {
+		return nil, errors.New("mcp: native tool called outside its MCP handler")
+	}
+	res, err := nt.def.Handler(ctx, &NativeCall{Tool: &nt.def, Call: c, Request: req})
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		res = &sdk.CallToolResult{Content: []sdk.Content{}}
+	}
+	x.res = res
+	if res.IsError {
+		return nil, mount.NewError("INTERNAL_SERVER_ERROR", "").WithCause(errIsError)
+	}
+	if nt.output == nil {
+		return nil, nil
+	}
+	switch sc := res.StructuredContent.(type) {
+	case nil:
+		return nil, nil // the runner refuses the missing output
+	case json.RawMessage:
+		return sc, nil
+	default:
+		return json.Marshal(sc)
+	}
+}
+
+// nativeHandler runs a native call through the runner.
 func (h *Handler) nativeHandler(nt *nativeTool) sdk.ToolHandler {
-	return func(ctx context.Context, req *sdk.CallToolRequest) (res *sdk.CallToolResult, err error) {
-		defer func() {
-			if p := recover(); p != nil {
-				h.logger.Error("mcp: native tool panicked", "tool", nt.def.Name, "panic", p)
-				res, err = errorResult(mount.NewError("INTERNAL_SERVER_ERROR", "")), nil
-			}
-		}()
-		args, verr := decodeArgs(req.Params.Arguments)
-		if verr == nil {
-			verr = validationError(nt.inValidator.Validate(args))
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		x := &nativeExchange{}
+		out := nt.ep.CallTool(context.WithValue(ctx, exchangeKey{}, x), mount.SourceMCP, req.Params.Arguments, req)
+		switch {
+		case x.res != nil && x.res.IsError:
+			return x.res, nil
+		case out.Err != nil:
+			return h.errorResult(nt.def.Name, out.Err), nil
 		}
-		if verr != nil {
-			return errorResult(verr), nil
+		res := *x.res
+		if nt.output != nil {
+			res.StructuredContent = out.Output
 		}
-		call := &NativeCall{Tool: &nt.def, Arguments: args.(map[string]any), Raw: req.Params.Arguments, Request: req}
-		out, herr := nt.def.Handler(ctx, call)
-		if herr != nil {
-			if _, ok := mount.AsError(herr); !ok {
-				h.logger.Error("mcp: native tool failed", "tool", nt.def.Name, "error", herr)
-			}
-			return errorResult(asMountError(herr)), nil
-		}
-		if out == nil {
-			out = &sdk.CallToolResult{Content: []sdk.Content{}}
-		}
-		if nt.outValidator != nil && !out.IsError {
-			sc, oerr := structured(out.StructuredContent)
-			if oerr == nil {
-				oerr = nt.outValidator.Validate(sc)
-			}
-			if oerr != nil {
-				h.logger.Error("mcp: native tool output does not match its schema", "tool", nt.def.Name, "error", oerr)
-				return errorResult(mount.NewError("INTERNAL_SERVER_ERROR", "")), nil
-			}
-			b, _ := json.Marshal(sc)
-			res := *out
-			res.StructuredContent = json.RawMessage(b)
-			out = &res
-		}
-		return out, nil
+		return &res, nil
 	}
-}
-
-// decodeArgs decodes tool arguments for validation; absent arguments are
-// an empty object.
-func decodeArgs(raw json.RawMessage) (any, *mount.Error) {
-	if len(raw) == 0 {
-		return map[string]any{}, nil
-	}
-	v, err := validate.DecodeJSON(raw, nil)
-	if err != nil {
-		return nil, mount.Errorf("BAD_REQUEST", "Tool arguments are not valid JSON: %v", err)
-	}
-	if _, ok := v.(map[string]any); !ok {
-		return nil, mount.NewError("VALIDATION_ERROR", "Tool arguments must be a JSON object")
-	}
-	return v, nil
-}
-
-// validationError turns a validator's refusal into VALIDATION_ERROR with
-// at most 20 issues.
-func validationError(err error) *mount.Error {
-	if err == nil {
-		return nil
-	}
-	var ve *validate.Error
-	if !errors.As(err, &ve) {
-		return mount.NewError("VALIDATION_ERROR", err.Error())
-	}
-	issues := ve.Issues
-	if len(issues) > 20 {
-		issues = issues[:20]
-	}
-	list := make([]any, len(issues))
-	for i, is := range issues {
-		list[i] = map[string]any{"path": is.Path, "keyword": is.Keyword, "message": is.Message}
-	}
-	return &mount.Error{Code: "VALIDATION_ERROR", Message: "Invalid input: " + ve.Error(), Details: map[string]any{"issues": list}}
-}
-
-// structured decodes a result's structuredContent for output validation.
-func structured(sc any) (any, error) {
-	if sc == nil {
-		return nil, errors.New("the result has no structuredContent")
-	}
-	b, ok := sc.(json.RawMessage)
-	if !ok {
-		var err error
-		if b, err = json.Marshal(sc); err != nil {
-			return nil, err
-		}
-	}
-	return validate.DecodeJSON(b, nil)
 }
 
 // NativeTools returns the native tools of every surface as projector tools

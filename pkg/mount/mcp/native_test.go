@@ -3,6 +3,8 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -20,16 +22,19 @@ func thumbnail(calls *[]*NativeCall) NativeTool {
 		Name:         "render_thumbnail",
 		Description:  "Render a task board thumbnail",
 		Identity:     graph.Identity{Service: "boards", Action: "thumbnail", Method: "GET"},
+		Errors:       []string{"RATE_LIMITED"},
 		InputSchema:  json.RawMessage(`{"type":"object","properties":{"size":{"type":"integer","minimum":16}},"required":["size"],"additionalProperties":false}`),
 		OutputSchema: json.RawMessage(`{"type":"object","properties":{"width":{"type":"integer"}},"required":["width"]}`),
 		Handler: func(ctx context.Context, call *NativeCall) (*sdk.CallToolResult, error) {
 			*calls = append(*calls, call)
-			size, _ := call.Arguments["size"].(json.Number).Int64()
+			size, _ := call.Arguments()["size"].(json.Number).Int64()
 			switch size {
 			case 17:
 				return nil, mount.NewError("RATE_LIMITED", "slow down")
 			case 18:
 				return &sdk.CallToolResult{StructuredContent: map[string]any{"width": "wide"}}, nil
+			case 19:
+				return nil, mount.NewError("CONFLICT", "not declared by the tool")
 			}
 			return &sdk.CallToolResult{
 				Meta:              sdk.Meta{"app/render": "v2"},
@@ -46,7 +51,7 @@ func thumbnail(calls *[]*NativeCall) NativeTool {
 func TestNativeTool(t *testing.T) {
 	g := tasks(t)
 	var calls []*NativeCall
-	h, err := New(g, exampleCaller{}, &Options{Native: func(r *Registrar) error {
+	h, err := New(exampleRunner(t, g, nil, nil), &Options{Native: func(r *Registrar) error {
 		if r.Surface() != "admin" {
 			return nil
 		}
@@ -119,11 +124,14 @@ func TestNativeTool(t *testing.T) {
 	// schema refuses is an internal error.
 	res, _ = cs.CallTool(ctx, &sdk.CallToolParams{Name: "render_thumbnail", Arguments: map[string]any{"size": 17}})
 	if !res.IsError || !strings.Contains(textOf(t, res), `"error":"RATE_LIMITED"`) {
-		t.Fatalf("handler error: %+v", res)
+		t.Fatalf("handler error: %s", textOf(t, res))
 	}
-	res, _ = cs.CallTool(ctx, &sdk.CallToolParams{Name: "render_thumbnail", Arguments: map[string]any{"size": 18}})
-	if !res.IsError || textOf(t, res) != `{"error":"INTERNAL_SERVER_ERROR"}` {
-		t.Fatalf("output mismatch: %s", textOf(t, res))
+	internal := `{"error":"INTERNAL_SERVER_ERROR","details":{"message":"Internal server error"}}`
+	for _, size := range []int{18, 19} {
+		res, _ = cs.CallTool(ctx, &sdk.CallToolParams{Name: "render_thumbnail", Arguments: map[string]any{"size": size}})
+		if !res.IsError || textOf(t, res) != internal {
+			t.Fatalf("size %d: %s", size, textOf(t, res))
+		}
 	}
 
 	// The member surface did not get it.
@@ -142,14 +150,14 @@ func TestNativeToolRefused(t *testing.T) {
 		"input schema: missing":   func(n *NativeTool) { n.InputSchema = nil },
 		"duplicate MCP tool name": func(n *NativeTool) { n.Name = "get_task" },
 		"no Handler":              func(n *NativeTool) { n.Handler = nil },
-		"identity needs":          func(n *NativeTool) { n.Identity.Method = "" },
+		"needs a service":         func(n *NativeTool) { n.Identity.Method = "" },
 		"output schema":           func(n *NativeTool) { n.OutputSchema = json.RawMessage(`{"type":`) },
 		"tool name":               func(n *NativeTool) { n.Name = "do.thing" },
 	}
 	for want, mutate := range cases {
 		nt := ok
 		mutate(&nt)
-		_, err := New(tasks(t), exampleCaller{}, &Options{Native: func(r *Registrar) error {
+		_, err := New(exampleRunner(t, tasks(t), nil, nil), &Options{Native: func(r *Registrar) error {
 			r.RegisterTool(nt)
 			return nil
 		}})
@@ -164,7 +172,7 @@ func TestNativeToolRefused(t *testing.T) {
 // says so.
 func TestRawServerIsVisible(t *testing.T) {
 	g := tasks(t)
-	h, err := New(g, exampleCaller{}, &Options{Native: func(r *Registrar) error {
+	h, err := New(exampleRunner(t, g, nil, nil), &Options{Native: func(r *Registrar) error {
 		r.RawServer().AddTool(&sdk.Tool{Name: "raw_echo", InputSchema: json.RawMessage(`{"type":"object"}`)},
 			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 				return &sdk.CallToolResult{}, nil
@@ -192,5 +200,53 @@ func TestObjectSchema(t *testing.T) {
 	}
 	if err := objectSchema(json.RawMessage(`{"type":"object"}`)); err != nil {
 		t.Error(err)
+	}
+}
+
+// The runner's hooks see native calls like contract calls: identity (kind
+// native, no path), source mcp, and an Authorize refusal stops the call
+// before the handler.
+func TestNativeToolRunsTheRunnersHooks(t *testing.T) {
+	var seen []mount.Identity
+	var sources []mount.Source
+	opts := &mount.Options{Logger: slog.New(slog.DiscardHandler), Hooks: mount.Hooks{
+		Authorize: func(ctx context.Context, c *mount.Call) (context.Context, error) {
+			seen = append(seen, c.Identity)
+			sources = append(sources, c.Source)
+			if _, ok := c.Native.(*sdk.CallToolRequest); !ok {
+				t.Errorf("Native is %T", c.Native)
+			}
+			if c.Identity.Scope != "public" {
+				return nil, mount.Forbidden("members only")
+			}
+			return nil, nil
+		},
+	}}
+	var calls []*NativeCall
+	secret := thumbnail(&calls)
+	secret.Name, secret.Identity.Action, secret.Identity.Scope = "secret_thumbnail", "secret", "admin"
+	h, err := New(exampleRunner(t, tasks(t), opts, nil), &Options{Native: func(r *Registrar) error {
+		if r.Surface() != "admin" {
+			return nil
+		}
+		return errors.Join(r.RegisterTool(thumbnail(&calls)), r.RegisterTool(secret))
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, serve(t, h).URL+"/mcp/admin", nil)
+	ctx := context.Background()
+	if res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "render_thumbnail", Arguments: map[string]any{"size": 20}}); err != nil || res.IsError {
+		t.Fatalf("%v %+v", err, res)
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "secret_thumbnail", Arguments: map[string]any{"size": 20}})
+	if err != nil || !res.IsError || !strings.Contains(textOf(t, res), `"error":"FORBIDDEN"`) {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if len(calls) != 1 {
+		t.Fatalf("handler ran %d times", len(calls))
+	}
+	if len(seen) != 2 || seen[0].Kind != mount.KindNative || seen[0].ID() != "boards.thumbnail" || seen[1].Scope != "admin" || sources[0] != mount.SourceMCP {
+		t.Fatalf("identities %+v sources %v", seen, sources)
 	}
 }

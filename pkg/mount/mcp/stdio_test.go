@@ -26,7 +26,12 @@ func stdioChild() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	h, err := New(g, exampleCaller{}, nil)
+	r, err := newExampleRunner(g, nil, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	h, err := New(r, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -47,7 +52,7 @@ func TestStdioChildProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := New(g, exampleCaller{}, nil)
+	h, err := New(exampleRunner(t, g, nil, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,10 +87,7 @@ func TestStdioChildProcess(t *testing.T) {
 
 // Run refuses an unknown surface without starting anything.
 func TestRunUnknownSurface(t *testing.T) {
-	h, err := New(tasks(t), exampleCaller{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := newHandler(t, nil)
 	st, _ := sdk.NewInMemoryTransports()
 	if err := h.Run(context.Background(), "nope", st); err == nil {
 		t.Fatal("no error")
