@@ -2,19 +2,15 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"sync"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/internal/mounttest"
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/mount"
 )
@@ -27,72 +23,19 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-var (
-	tasksOnce  sync.Once
-	tasksGraph *graph.Graph
-	tasksErr   error
-)
-
 // tasks compiles examples/tasks once per test binary.
-func tasks(tb testing.TB) *graph.Graph {
-	tb.Helper()
-	tasksOnce.Do(func() {
-		tasksGraph, tasksErr = compile.Compile(context.Background(), "../../../examples/tasks")
-	})
-	if tasksErr != nil {
-		tb.Fatal(tasksErr)
-	}
-	return tasksGraph
-}
+func tasks(tb testing.TB) *graph.Graph { return mounttest.Tasks(tb) }
 
 // exampleRunner is a runner of g whose handlers answer each operation's
-// first example output (nothing for an operation without output); handlers
-// in bind replace them, keyed "service.action".
+// first example output; handlers in bind replace them, keyed
+// "service.action".
 func exampleRunner(tb testing.TB, g *graph.Graph, opts *mount.Options, bind map[string]mount.Handler) *mount.Runner {
 	tb.Helper()
-	r, err := newExampleRunner(g, opts, bind)
+	r, err := mounttest.ExampleRunner(g, opts, bind)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return r
-}
-
-func newExampleRunner(g *graph.Graph, opts *mount.Options, bind map[string]mount.Handler) (*mount.Runner, error) {
-	impl := mount.NewImplementation(g)
-	var errs []error
-	bindExample := func(service, action string, examples []json.RawMessage) {
-		h, ok := bind[service+"."+action]
-		if !ok {
-			var out json.RawMessage
-			for _, ex := range examples {
-				var e struct {
-					Output json.RawMessage `json:"output"`
-				}
-				if json.Unmarshal(ex, &e) == nil && e.Output != nil {
-					out = e.Output
-					break
-				}
-			}
-			if len(examples) == 0 {
-				return // unbound: NOT_IMPLEMENTED
-			}
-			h = func(context.Context, *mount.Call) (json.RawMessage, error) { return out, nil }
-		}
-		errs = append(errs, impl.Handle(service, action, h))
-	}
-	for _, op := range g.Operations() {
-		bindExample(op.Service, op.Action, op.Examples)
-	}
-	for _, rt := range g.RuntimeTools {
-		bindExample(rt.Identity.Service, rt.Identity.Action, rt.Examples)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	if opts == nil {
-		opts = &mount.Options{Logger: slog.New(slog.DiscardHandler)}
-	}
-	return mount.New(impl, opts)
 }
 
 // newHandler is New on an example runner of the tasks graph.

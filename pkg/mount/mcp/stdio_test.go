@@ -11,7 +11,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/internal/mounttest"
 	"stitchkit.dev/stitchkit/pkg/conformance"
 )
 
@@ -21,12 +21,12 @@ const stdioChildEnv = "STITCHKIT_MCP_STDIO_CHILD"
 
 // stdioChild is the child process: the tasks graph's surface over stdio.
 func stdioChild() int {
-	g, err := compile.Compile(context.Background(), "../../../examples/tasks")
+	g, err := mounttest.TasksGraph()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	r, err := newExampleRunner(g, nil, nil)
+	r, err := mounttest.ExampleRunner(g, nil, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
