@@ -91,9 +91,14 @@ type Request struct {
 // parsed query string — that the runner reads as the schema's types
 // ([project.WireObject.Coerce]); Values holds decoded JSON values (tool
 // arguments), used as they are.
+//
+// Err, when set, is the transport's failure to read the part (a malformed
+// query string): it is the call's answer at that part's pipeline step, so a
+// query problem is still reported only after authorization.
 type Fields struct {
 	Wire   map[string][]string
 	Values map[string]any
+	Err    error
 }
 
 func (f Fields) empty() bool { return len(f.Wire) == 0 && len(f.Values) == 0 }
@@ -237,6 +242,9 @@ func (ep *Endpoint) run(ctx context.Context, c *Call, req *Request) (Result, err
 
 	// 1. Params: before anything else, so a malformed path never reaches
 	// authorization.
+	if req.Params.Err != nil {
+		return fail(fromFramework, req.Params.Err)
+	}
 	if ep.params != nil {
 		m, err := ep.object(project.PartParams, ep.wireParams, req.Params, ep.params)
 		if err != nil {
@@ -259,6 +267,9 @@ func (ep *Endpoint) run(ctx context.Context, c *Call, req *Request) (Result, err
 	}
 
 	// 3. Query and input.
+	if req.Query.Err != nil {
+		return fail(fromFramework, req.Query.Err)
+	}
 	if ep.query != nil {
 		m, err := ep.object(project.PartQuery, ep.wireQuery, req.Query, ep.query)
 		if err != nil {
