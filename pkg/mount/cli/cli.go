@@ -240,8 +240,11 @@ func (a *App) build() {
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
+	// A flag the command does not have is an argument the tool does not
+	// declare: VALIDATION_ERROR, as an undeclared field is over HTTP, MCP
+	// and the Agent.
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return mount.NewError("BAD_REQUEST", err.Error())
+		return mount.NewError("VALIDATION_ERROR", err.Error())
 	})
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.server, "server", a.opts.Server, "call the HTTP mount at this base URL (including its prefix) instead of running in process")
@@ -286,9 +289,26 @@ func cmpOr(a, b string) string {
 	return b
 }
 
+// RunWith is [App.Run] with the given standard streams for this one run.
+func (a *App) RunWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	in, out, errw := a.stdin, a.stdout, a.stderr
+	defer func() {
+		a.stdin, a.stdout, a.stderr = in, out, errw
+		a.root.SetIn(in)
+		a.root.SetOut(out)
+		a.root.SetErr(errw)
+	}()
+	a.stdin, a.stdout, a.stderr = stdin, stdout, stderr
+	a.root.SetIn(stdin)
+	a.root.SetOut(stdout)
+	a.root.SetErr(stderr)
+	return a.Run(ctx, args)
+}
+
 // Run executes one command line (without the program name) and returns
 // the exit code: 0 on success, else the code's exit code
-// ([DefaultExitCodes], Options.ExitCodes; 1 for any other code).
+// ([DefaultExitCodes], Options.ExitCodes; 1 for any other code). An App
+// runs one command line at a time.
 func (a *App) Run(ctx context.Context, args []string) int {
 	for _, c := range a.commands {
 		reset(c.fields)

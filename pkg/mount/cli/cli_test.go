@@ -56,11 +56,7 @@ type run struct {
 func runApp(t *testing.T, a *App, stdin string, args ...string) run {
 	t.Helper()
 	var out, errb bytes.Buffer
-	a.stdout, a.stderr, a.stdin = &out, &errb, strings.NewReader(stdin)
-	a.root.SetOut(&out)
-	a.root.SetErr(&errb)
-	a.root.SetIn(a.stdin)
-	code := a.Run(context.Background(), args)
+	code := a.RunWith(context.Background(), args, strings.NewReader(stdin), &out, &errb)
 	return run{code, out.String(), errb.String()}
 }
 
@@ -149,7 +145,7 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"--count", "1", "--active", "--no-active"}, `--active and --no-active both given`},
 		{[]string{"--count", "1", "--count", "2"}, `--count is given 2 times`},
 		{[]string{"--count", "1", "--color", "blue"}, `"error":"VALIDATION_ERROR"`},
-		{[]string{"--count", "1", "--nope", "1"}, `"error":"BAD_REQUEST"`},
+		{[]string{"--count", "1", "--nope", "1"}, `unknown flag: --nope`},
 	}
 	for _, c := range cases {
 		*calls = nil
