@@ -225,4 +225,3 @@ func cliOutcome(t *testing.T, app *cli.App, c parityCase) string {
 	}
 	return env.Error
 }
-
