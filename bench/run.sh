@@ -17,6 +17,9 @@ COMPARISONS=(
 	"compile-vs-cue-export BenchmarkCompileVsCUEExport 2.0 ./bench"
 	"http-vs-nethttp BenchmarkHTTPVsNetHTTP 1.15 ./bench"
 	"http-vs-huma BenchmarkHTTPVsHuma 0.9 ./bench"
+	"mcp-call-vs-gosdk BenchmarkMCPCallVsGoSDK 1.0 ./bench"
+	"mcp-list-vs-gosdk BenchmarkMCPListVsGoSDK 1.05 ./bench"
+	"mcp-list-prepared-vs-rebuild BenchmarkMCPListPreparedVsRebuild 0.10 ./bench"
 )
 # allocs prints, on stderr (the TSV on stdout stays three columns), the
 # median allocations per operation of both sides of a comparison whose
