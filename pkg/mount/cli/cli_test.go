@@ -20,7 +20,7 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // flagsGraph has one CLI operation with a field of every flag kind.
-func flagsGraph(t *testing.T) *graph.Graph {
+func flagsGraph(t testing.TB) *graph.Graph {
 	g := &graph.Graph{Name: "things", Version: "1.0.0", Policy: graph.Policy{MCP: graph.MCPPolicy{SchemaValidation: graph.ValidationThrow}}}
 	add := func(s map[string]any) graph.Digest {
 		d, err := g.AddSchema(s)
@@ -53,14 +53,14 @@ type run struct {
 	stdout, stderr string
 }
 
-func runApp(t *testing.T, a *App, stdin string, args ...string) run {
+func runApp(t testing.TB, a *App, stdin string, args ...string) run {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := a.RunWith(context.Background(), args, strings.NewReader(stdin), &out, &errb)
 	return run{code, out.String(), errb.String()}
 }
 
-func flagsApp(t *testing.T) (*App, *[]*mount.Call) {
+func flagsApp(t testing.TB) (*App, *[]*mount.Call) {
 	g := flagsGraph(t)
 	var calls []*mount.Call
 	impl := mount.NewImplementation(g)

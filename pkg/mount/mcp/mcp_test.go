@@ -401,3 +401,43 @@ func TestStateful(t *testing.T) {
 		t.Fatalf("Authenticate ran %d times", authCalls)
 	}
 }
+
+// rawCall posts one JSON-RPC request (stateless, no initialize) and
+// returns the status and body.
+func rawCall(t *testing.T, url, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// The real boundary of the SDK (ADR 0048): it refuses a malformed
+// envelope before any handler as a JSON-RPC error, but never judges the
+// arguments — those always reach the runner, whose verdict is an isError
+// result with a registry code.
+func TestSDKBoundary(t *testing.T) {
+	srv := serve(t, newHandler(t, nil))
+	url := srv.URL + "/mcp/member"
+	_, b := rawCall(t, url, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7,"arguments":{}}}`)
+	if !strings.Contains(b, `"code":-32602`) || strings.Contains(b, "isError") {
+		t.Errorf("malformed envelope: %s", b)
+	}
+	for _, args := range []string{`"a string"`, `[1,2]`, `{"id":5}`, `{"id":"t_1","extra":true}`} {
+		_, b := rawCall(t, url, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_task","arguments":`+args+`}}`)
+		if !strings.Contains(b, `"isError":true`) || !strings.Contains(b, `VALIDATION_ERROR`) {
+			t.Errorf("arguments %s: %s", args, b)
+		}
+	}
+	_, b = rawCall(t, url, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_task","arguments":{"id":"t_1"}}}`)
+	if !strings.Contains(b, `"structuredContent":{"done":false,"id":"t_1"`) && !strings.Contains(b, `"structuredContent":{"id":"t_1"`) {
+		t.Errorf("valid call: %s", b)
+	}
+}
