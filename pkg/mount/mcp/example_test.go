@@ -20,7 +20,11 @@ import (
 func greetGraph() *graph.Graph {
 	g := &graph.Graph{Name: "greet", Version: "1.0.0", Policy: graph.Policy{MCP: graph.MCPPolicy{SchemaValidation: graph.ValidationThrow}}}
 	obj := func(props map[string]any, required ...any) graph.Digest {
-		d, err := g.AddSchema(map[string]any{"type": "object", "properties": props, "required": required, "additionalProperties": false})
+		s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+		if len(required) > 0 {
+			s["required"] = required
+		}
+		d, err := g.AddSchema(s)
 		if err != nil {
 			panic(err)
 		}
