@@ -53,6 +53,11 @@ func installInspector() (node, entry, problem string) {
 	}
 	_, file, _, _ := runtime.Caller(0)
 	dir := filepath.Join(filepath.Dir(file), "testdata", "inspector")
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return "", "", "locking the Inspector's folder: " + err.Error()
+	}
+	defer unlock()
 	stamp := filepath.Join(dir, "node_modules", ".stitchkit-installed")
 	want, err := lockDigest(dir)
 	if err != nil {
