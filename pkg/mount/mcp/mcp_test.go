@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"stitchkit.dev/stitchkit/pkg/conformance"
+	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/mount"
 )
 
@@ -439,5 +441,97 @@ func TestSDKBoundary(t *testing.T) {
 	_, b = rawCall(t, url, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_task","arguments":{"id":"t_1"}}}`)
 	if !strings.Contains(b, `"structuredContent":{"done":false,"id":"t_1"`) && !strings.Contains(b, `"structuredContent":{"id":"t_1"`) {
 		t.Errorf("valid call: %s", b)
+	}
+}
+
+// SelectSurface picks the surface from the caller; one it returns that
+// the graph does not declare is a server fault, answered before any SDK
+// server is touched (upstream test 53).
+func TestSelectSurface(t *testing.T) {
+	h := newHandler(t, &Options{Prefix: "/rpc", SelectSurface: func(r *http.Request) (string, error) {
+		switch r.Header.Get("X-Role") {
+		case "admin":
+			return "admin", nil
+		case "member":
+			return "member", nil
+		case "":
+			return "", mount.Forbidden("no role")
+		}
+		return "owner", nil
+	}})
+	mux := http.NewServeMux()
+	mux.Handle("/rpc/", h)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	list := func(role string) (int, string) {
+		req, _ := http.NewRequest("POST", srv.URL+"/rpc/member", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+		if role != "" {
+			req.Header.Set("X-Role", role)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if st, b := list("admin"); st != 200 || !strings.Contains(b, `"update_task"`) {
+		t.Errorf("admin: %d %s", st, b)
+	}
+	if st, b := list("member"); st != 200 || strings.Contains(b, `"update_task"`) {
+		t.Errorf("member: %d %s", st, b)
+	}
+	if st, b := list(""); st != 403 || !strings.Contains(b, `"code":"FORBIDDEN"`) {
+		t.Errorf("no role: %d %s", st, b)
+	}
+	if st, b := list("owner"); st != 500 || !strings.Contains(b, `"code":"INTERNAL_SERVER_ERROR"`) || strings.Contains(b, "owner") {
+		t.Errorf("undeclared surface: %d %s", st, b)
+	}
+}
+
+// The catalog digest changes with what a client is shown (a description)
+// and not with the order a schema's properties were written in (upstream
+// test 54).
+func TestCatalogDigest(t *testing.T) {
+	base := tasks(t)
+	digest := func(g *graph.Graph, native NativeTool) graph.Digest {
+		h, err := New(exampleRunner(t, g, nil, nil), &Options{Native: func(r *Registrar) error { return r.RegisterTool(native) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := h.Catalog("member")
+		return c.Digest
+	}
+	n := thumbnail(new([]*NativeCall))
+	d0 := digest(base, n)
+	if d := digest(base, n); d != d0 {
+		t.Fatalf("unstable: %s %s", d0, d)
+	}
+	reordered := n
+	reordered.InputSchema = json.RawMessage(`{"additionalProperties":false,"required":["size"],"properties":{"size":{"minimum":16,"type":"integer"}},"type":"object"}`)
+	if d := digest(base, reordered); d != d0 {
+		t.Errorf("reordering the schema changed the digest: %s → %s", d0, d)
+	}
+	described := n
+	described.Description = "Render a thumbnail of the board"
+	if d := digest(base, described); d == d0 {
+		t.Error("a new description kept the digest")
+	}
+	g := *base
+	g.Services = slices.Clone(base.Services)
+	for i := range g.Services {
+		g.Services[i].Operations = slices.Clone(g.Services[i].Operations)
+		for j := range g.Services[i].Operations {
+			if op := &g.Services[i].Operations[j]; op.ID() == "tasks.get" {
+				op.Desc = "Read one task"
+			}
+		}
+	}
+	if d := digest(&g, n); d == d0 {
+		t.Error("a contract description change kept the digest")
 	}
 }
