@@ -180,4 +180,3 @@ func TestServeMCPInspector(t *testing.T) {
 		t.Fatalf("invalid arguments: %v", out)
 	}
 }
-
