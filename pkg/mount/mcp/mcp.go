@@ -69,7 +69,7 @@ type Options struct {
 	Challenge string
 	// SelectSurface, when set, picks the surface of an authenticated
 	// request instead of the path (so that, for example, an admin and a
-	// member reach different surfaces at one URL). It must return a
+	// member reach different surfaces at one URL, Prefix itself). It must return a
 	// surface the graph declares ("" for the default one); anything else is
 	// a server fault, answered 500 before any SDK server is touched.
 	SelectSurface func(r *http.Request) (string, error)
@@ -362,6 +362,10 @@ func withCatalog(m sdk.Meta, c Catalog) sdk.Meta {
 // Then the surface's SDK handler serves the request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	name, ok := h.surfaceAt(r.URL.Path)
+	if !ok && h.opts.SelectSurface != nil && r.URL.Path == h.Path("") {
+		// One URL for every caller: SelectSurface decides below.
+		ok = true
+	}
 	if !ok {
 		h.writeHTTPError(w, r, mount.Errorf("NOT_FOUND", "No MCP surface at %s; surfaces: %s", r.URL.Path, h.pathList()))
 		return

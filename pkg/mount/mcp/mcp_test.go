@@ -460,11 +460,12 @@ func TestSelectSurface(t *testing.T) {
 		return "owner", nil
 	}})
 	mux := http.NewServeMux()
+	mux.Handle("/rpc", h)
 	mux.Handle("/rpc/", h)
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	list := func(role string) (int, string) {
-		req, _ := http.NewRequest("POST", srv.URL+"/rpc/member", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req, _ := http.NewRequest("POST", srv.URL+"/rpc", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("MCP-Protocol-Version", "2025-06-18")
