@@ -447,6 +447,12 @@ func mapSchema(s any, f func(ref string) string) any {
 		return s
 	}
 	out := make(map[string]any, len(obj))
+	if t := valueType(obj); t != nil {
+		// An enum or const without "type" is untyped to code generators
+		// (oapi-codegen makes it interface{}); the values say the type, so
+		// stating it changes nothing the schema accepts.
+		out["type"] = t
+	}
 	for k, v := range obj {
 		switch {
 		case k == "$ref" || k == "$dynamicRef":
@@ -481,6 +487,62 @@ func mapSchema(s any, f func(ref string) string) any {
 		default:
 			out[k] = v
 		}
+	}
+	return out
+}
+
+// valueType returns the "type" an untyped enum or const schema implies:
+// the JSON types of its values ("number" absorbing "integer"), or nil when
+// the schema has a type already or no values.
+func valueType(s map[string]any) any {
+	if _, ok := s["type"]; ok {
+		return nil
+	}
+	var vals []any
+	if c, ok := s["const"]; ok {
+		vals = []any{c}
+	} else if e, ok := s["enum"].([]any); ok && len(e) > 0 {
+		vals = e
+	} else {
+		return nil
+	}
+	set := map[string]bool{}
+	for _, v := range vals {
+		switch x := v.(type) {
+		case nil:
+			set["null"] = true
+		case bool:
+			set["boolean"] = true
+		case string:
+			set["string"] = true
+		case []any:
+			set["array"] = true
+		case map[string]any:
+			set["object"] = true
+		case json.Number:
+			if _, err := x.Int64(); err == nil && !strings.ContainsAny(string(x), ".eE") {
+				set["integer"] = true
+			} else {
+				set["number"] = true
+			}
+		default:
+			return nil
+		}
+	}
+	if set["number"] {
+		delete(set, "integer")
+	}
+	types := make([]string, 0, len(set))
+	for t := range set {
+		types = append(types, t)
+	}
+	slices.Sort(types)
+	if len(types) == 1 {
+		return types[0]
+	}
+	out := make([]any, len(types))
+	for i, t := range types {
+		out[i] = t
 	}
 	return out
 }
