@@ -9,12 +9,13 @@
 // [BuildManifest]:
 //
 //	m, err := conformance.BuildManifest(g, &conformance.Options{HTTPPrefix: "/api"})
-//	conformance.AssertManifestSnapshot(t, m, "testdata/surface-manifest.json")
+//	diff, equal := conformance.CompareManifest(committed, m)
 //	err = conformance.AssertDiscovery(m, conformance.Observed{OpenAPI: doc, MCP: names})
 //
-// Importing this package into a test binary registers the -update flag,
-// which makes [AssertManifestSnapshot] rewrite snapshots instead of
-// comparing them.
+// This package links neither testing nor go-cmp, so the stitch binary can
+// use it. Its testing side — the snapshot assertion with `go test -update`
+// — is package conformancetest, as net/http/httptest stands beside
+// net/http.
 package conformance
 
 import (

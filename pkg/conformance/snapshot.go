@@ -4,82 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
-	"testing"
 	"unicode/utf8"
-
-	"github.com/google/go-cmp/cmp"
 )
-
-// The -update flag. Every test binary that links this package gets it:
-// `go test -update` makes [AssertManifestSnapshot] rewrite snapshots. A
-// flag can be defined only once per binary, so a test package that links
-// conformance must not define its own -update; it reads [Update] instead.
-// Binaries not built by `go test` get no flag.
-func init() {
-	if testing.Testing() && flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files (surface manifest snapshots) instead of comparing them")
-	}
-}
-
-// Update reports whether the test binary runs with -update.
-func Update() bool {
-	f := flag.Lookup("update")
-	if f == nil {
-		return false
-	}
-	g, ok := f.Value.(flag.Getter)
-	if !ok {
-		return false
-	}
-	b, _ := g.Get().(bool)
-	return b
-}
 
 // MaxDiffBytes caps the drift report of [CompareManifest].
 const MaxDiffBytes = 4096
-
-// AssertManifestSnapshot compares m with the snapshot at path and fails t
-// with a field-path diff (capped at [MaxDiffBytes]) when they differ. With
-// -update it writes m to path instead. A snapshot of another
-// manifestVersion fails with a message to regenerate and review it.
-func AssertManifestSnapshot(t testing.TB, m *Manifest, path string) {
-	t.Helper()
-	got, err := m.Encode()
-	if err != nil {
-		t.Fatalf("surface manifest: %v", err)
-	}
-	if Update() {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatalf("surface manifest: %v", err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatalf("surface manifest: %v", err)
-		}
-		return
-	}
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("surface manifest snapshot %s does not exist: run `go test -update` and commit it", path)
-	}
-	if err != nil {
-		t.Fatalf("surface manifest: %v", err)
-	}
-	want, err := DecodeManifest(data)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	if diff, equal := CompareManifest(want, m); !equal {
-		t.Errorf("Surface manifest diverged from its committed snapshot %s (-snapshot +built):\n%s\nIf the change is intended, run `go test -update` and review the diff.", path, diff)
-	}
-}
 
 // CompareManifest compares two manifests by their canonical bytes. When
 // they differ, diff lists each changed field by its path — operation,
@@ -99,8 +33,8 @@ func CompareManifest(want, got *Manifest) (diff string, equal bool) {
 		return fmt.Sprintf("cannot encode manifest: %v", errors.Join(werr, gerr)), false
 	}
 	var r diffReporter
-	cmp.Equal(keyed(wb), keyed(gb), cmp.Reporter(&r))
-	out := r.String()
+	r.diff(nil, keyed(wb), keyed(gb))
+	out := strings.Join(r.lines, "\n")
 	if out == "" {
 		out = "manifests differ in encoding only"
 	}
@@ -180,54 +114,75 @@ func keyed(canonical []byte) map[string]any {
 	return tree
 }
 
-// diffReporter is a go-cmp reporter that records each differing leaf with
-// its path.
+// diffReporter records each differing leaf of two keyed trees with its
+// path, walking map keys in byte order so the report is deterministic.
 type diffReporter struct {
-	path  cmp.Path
 	lines []string
 }
 
-func (r *diffReporter) PushStep(ps cmp.PathStep) { r.path = append(r.path, ps) }
-func (r *diffReporter) PopStep()                 { r.path = r.path[:len(r.path)-1] }
-
-func (r *diffReporter) Report(rs cmp.Result) {
-	if rs.Equal() {
-		return
-	}
-	vx, vy := r.path.Last().Values()
-	if mi, ok := r.path.Last().(cmp.MapIndex); ok && mi.Type() == reflect.TypeFor[member]() {
-		// A set member added or removed: "+operations[contract t.get].http: GET /t/{id}".
-		p := formatPath(r.path[:len(r.path)-1])
-		k := strings.TrimSuffix(strings.TrimPrefix(fmt.Sprint(mi.Key().Interface()), "["), "]")
-		if vx.IsValid() {
-			r.lines = append(r.lines, "-"+p+": "+k)
-		}
-		if vy.IsValid() {
-			r.lines = append(r.lines, "+"+p+": "+k)
+// diff compares x and y at path. Maps (plain, rows, sets) are walked key by
+// key; anything else is compared whole and reported as a -/+ pair.
+func (r *diffReporter) diff(path []string, x, y any) {
+	xm, xok := asMap(x)
+	ym, yok := asMap(y)
+	if !xok || !yok || reflect.TypeOf(x) != reflect.TypeOf(y) {
+		if !reflect.DeepEqual(x, y) {
+			r.lines = append(r.lines, "-"+formatPath(path)+": "+formatValue(x), "+"+formatPath(path)+": "+formatValue(y))
 		}
 		return
 	}
-	p := formatPath(r.path)
-	if vx.IsValid() {
-		r.lines = append(r.lines, "-"+p+": "+formatValue(vx.Interface()))
+	_, isSet := x.(rowSet)
+	keys := slices.Sorted(maps.Keys(xm))
+	for k := range ym {
+		if _, ok := xm[k]; !ok {
+			keys = append(keys, k)
+		}
 	}
-	if vy.IsValid() {
-		r.lines = append(r.lines, "+"+p+": "+formatValue(vy.Interface()))
+	slices.Sort(keys)
+	for _, k := range keys {
+		xv, inX := xm[k]
+		yv, inY := ym[k]
+		switch {
+		case inX && inY:
+			r.diff(append(path, k), xv, yv)
+		case isSet:
+			// A set member added or removed: "+operations[contract t.get].http: GET /t/{id}".
+			label := strings.TrimSuffix(strings.TrimPrefix(k, "["), "]")
+			if inX {
+				r.lines = append(r.lines, "-"+formatPath(path)+": "+label)
+			} else {
+				r.lines = append(r.lines, "+"+formatPath(path)+": "+label)
+			}
+		case inX:
+			r.lines = append(r.lines, "-"+formatPath(append(path, k))+": "+formatValue(xv))
+		default:
+			r.lines = append(r.lines, "+"+formatPath(append(path, k))+": "+formatValue(yv))
+		}
 	}
 }
 
-func (r *diffReporter) String() string { return strings.Join(r.lines, "\n") }
+// asMap views the map kinds of a keyed tree as one type.
+func asMap(v any) (map[string]any, bool) {
+	switch m := v.(type) {
+	case map[string]any:
+		return m, true
+	case rows:
+		return m, true
+	case rowSet:
+		out := make(map[string]any, len(m))
+		for k := range m {
+			out[k] = member{}
+		}
+		return out, true
+	}
+	return nil, false
+}
 
 // formatPath renders map keys as a dotted path; row keys are already
 // bracketed ("operations[contract tasks.get].schemas.input").
-func formatPath(p cmp.Path) string {
+func formatPath(p []string) string {
 	var b strings.Builder
-	for _, step := range p {
-		mi, ok := step.(cmp.MapIndex)
-		if !ok {
-			continue
-		}
-		k := fmt.Sprint(mi.Key().Interface())
+	for _, k := range p {
 		if !strings.HasPrefix(k, "[") && b.Len() > 0 {
 			b.WriteByte('.')
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,10 +13,9 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/conformance/conformancetest"
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
-
-var update = flag.Bool("update", false, "rewrite the want/findings.json goldens of testdata/corpus")
 
 // corpusPair is one old/new contract pair of testdata/corpus.
 type corpusPair struct {
@@ -117,7 +115,7 @@ func TestCorpus(t *testing.T) {
 			if idx < 0 {
 				t.Fatalf("%s: no want/findings.json", p.path)
 			}
-			if *update {
+			if conformancetest.Update() {
 				p.archive.Files[idx].Data = got
 				if err := os.WriteFile(p.path, txtar.Format(p.archive), 0o644); err != nil {
 					t.Fatal(err)

@@ -1,0 +1,31 @@
+package conformance
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestNoTestingMachinery: the stitch binary and this library link neither
+// testing nor go-cmp; those live in conformancetest.
+func TestNoTestingMachinery(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to list dependencies: %v", err)
+	}
+	for _, pkg := range []string{"stitchkit.dev/stitchkit/cmd/stitch", "stitchkit.dev/stitchkit/pkg/conformance"} {
+		out, err := exec.Command(goBin, "list", "-deps", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+		}
+		deps := strings.Fields(string(out))
+		if len(deps) < 10 {
+			t.Fatalf("go list -deps %s listed only %q", pkg, deps)
+		}
+		for _, dep := range deps {
+			if dep == "testing" || strings.HasPrefix(dep, "testing/") || strings.HasPrefix(dep, "github.com/google/go-cmp/") {
+				t.Errorf("%s links %s", pkg, dep)
+			}
+		}
+	}
+}

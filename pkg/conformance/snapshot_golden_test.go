@@ -1,0 +1,33 @@
+package conformance_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/conformance"
+	"stitchkit.dev/stitchkit/pkg/conformance/conformancetest"
+)
+
+// The hand-made fixture's snapshot: refreshed only with -update.
+func TestSnapshotFixture(t *testing.T) {
+	conformancetest.AssertManifestSnapshot(t, conformance.ItemsManifest(t), filepath.Join("testdata", "items.manifest.json"))
+}
+
+// Golden manifests of the examples, compiled from CUE.
+func TestSnapshotExamples(t *testing.T) {
+	for _, name := range []string{"minimal", "tasks"} {
+		t.Run(name, func(t *testing.T) {
+			g, err := compile.Compile(context.Background(), filepath.Join("..", "..", "examples", name))
+			if err != nil {
+				t.Fatalf("compile examples/%s: %v", name, err)
+			}
+			m, err := conformance.BuildManifest(g, &conformance.Options{HTTPPrefix: "/api"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			conformancetest.AssertManifestSnapshot(t, m, filepath.Join("testdata", "examples", name+".manifest.json"))
+		})
+	}
+}
