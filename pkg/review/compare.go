@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"stitchkit.dev/stitchkit/internal/schematree"
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/project"
 )
@@ -63,11 +64,13 @@ func pos(g *graph.Graph, base string, pointer string) graph.Pos {
 	parts := []string{base}
 	toks := strings.Split(strings.TrimPrefix(pointer, "/"), "/")
 	for i := 0; i+1 < len(toks); i++ {
-		switch toks[i] {
-		case "properties", "prefixItems":
-			parts = append(parts, unescapeToken(toks[i+1]))
+		// CUE labels are the names of "properties" and the positions of
+		// "prefixItems" (list elements); other keywords name no label.
+		switch k := schematree.Unescape(toks[i]); {
+		case k == "properties", k == "prefixItems":
+			parts = append(parts, schematree.Unescape(toks[i+1]))
 			i++
-		case "anyOf", "oneOf", "allOf":
+		case schematree.KeywordKind(k) == schematree.Map, schematree.KeywordKind(k) == schematree.List:
 			i++
 		}
 	}

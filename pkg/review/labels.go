@@ -3,6 +3,8 @@ package review
 import (
 	"strconv"
 	"strings"
+
+	"stitchkit.dev/stitchkit/internal/schematree"
 )
 
 // unitNames name the root of each schema slot in messages.
@@ -36,35 +38,34 @@ func fieldLabel(unit, def, ptr string) string {
 		b.WriteString(name)
 	}
 	for i := 0; i < len(toks); i++ {
-		switch toks[i] {
-		case "properties", "patternProperties", "dependentSchemas":
-			if i+1 < len(toks) {
-				dot(unescapeToken(toks[i+1]))
-				i++
+		k := schematree.Unescape(toks[i])
+		switch {
+		case k == "prefixItems" && i+1 < len(toks):
+			n, _ := strconv.Atoi(toks[i+1])
+			if b.Len() == 0 && unit == "args" {
+				b.WriteString("argument " + strconv.Itoa(n+1))
+			} else {
+				if b.Len() == 0 {
+					b.WriteString(unitRoot(unit))
+				}
+				b.WriteString("[" + toks[i+1] + "]")
 			}
-		case "items", "additionalItems", "contains":
+			i++
+		case k == "additionalProperties":
+			if i+1 < len(toks) {
+				dot("*") // the schema of undeclared fields
+			}
+		case k == "items" || k == "additionalItems" || k == "contains":
 			if b.Len() == 0 {
 				b.WriteString(unitRoot(unit))
 			}
 			b.WriteString("[]")
-		case "prefixItems":
-			if i+1 < len(toks) {
-				n, _ := strconv.Atoi(toks[i+1])
-				if b.Len() == 0 && unit == "args" {
-					b.WriteString("argument " + strconv.Itoa(n+1))
-				} else {
-					if b.Len() == 0 {
-						b.WriteString(unitRoot(unit))
-					}
-					b.WriteString("[" + toks[i+1] + "]")
-				}
-				i++
+		case schematree.KeywordKind(k) == schematree.Map && i+1 < len(toks):
+			if k != "$defs" && k != "definitions" {
+				dot(schematree.Unescape(toks[i+1]))
 			}
-		case "additionalProperties":
-			if i+1 < len(toks) {
-				dot("*") // the schema of undeclared fields
-			}
-		case "anyOf", "oneOf", "allOf":
+			i++
+		case schematree.KeywordKind(k) == schematree.List:
 			i++ // a branch keeps the name of the value
 		}
 	}

@@ -2,10 +2,11 @@ package review
 
 import (
 	"encoding/json"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+
+	"stitchkit.dev/stitchkit/internal/schematree"
 )
 
 // The classifier compares *effective* schemas: what one schema node
@@ -50,8 +51,8 @@ func resolveBudget(root, s any, budget *int) resolved {
 			if !ok {
 				return resolved{m: fold(root, x, budget), def: def, chain: strings.Join(refs, ">")}
 			}
-			target := lookupPointer(root, ref)
-			if target == nil {
+			target, found := schematree.Resolve(root, ref)
+			if !found || target == nil {
 				// An unresolvable ref compares as itself.
 				return resolved{m: x, chain: strings.Join(refs, ">")}
 			}
@@ -108,21 +109,13 @@ func boolSchema(b bool) map[string]any {
 	return map[string]any{"not": map[string]any{}}
 }
 
-// defName returns NAME for a reference "#/$defs/NAME" (unescaped), else "".
+// defName returns NAME for a reference "#/$defs/NAME" (decoded), else "".
 func defName(ref string) string {
-	rest, ok := strings.CutPrefix(ref, "#/$defs/")
-	if !ok || strings.Contains(rest, "/") {
+	toks, ok := schematree.ParseRef(ref)
+	if !ok || len(toks) != 2 || toks[0] != "$defs" {
 		return ""
 	}
-	return unescapeToken(rest)
-}
-
-func unescapeToken(tok string) string {
-	// A $ref is a URI: its fragment is percent-encoded ("#/$defs/%C3%9C").
-	if u, err := url.PathUnescape(tok); err == nil {
-		tok = u
-	}
-	return strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+	return toks[1]
 }
 
 // fold conjoins the allOf members of m into it where that is exact, and
@@ -497,42 +490,6 @@ func stringList(v any) []string {
 		return stringSet(x)
 	}
 	return nil
-}
-
-// lookupPointer resolves a local reference "#/a/b" in root.
-func lookupPointer(root any, ref string) any {
-	if !strings.HasPrefix(ref, "#") {
-		return nil
-	}
-	p := strings.TrimPrefix(ref, "#")
-	if p == "" {
-		return root
-	}
-	cur := root
-	for _, tok := range strings.Split(strings.TrimPrefix(p, "/"), "/") {
-		tok = unescapeToken(tok)
-		switch c := cur.(type) {
-		case map[string]any:
-			cur = c[tok]
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil
-			}
-			cur = c[i]
-		default:
-			return nil
-		}
-		if cur == nil {
-			return nil
-		}
-	}
-	return cur
-}
-
-// escapePointer escapes one JSON pointer reference token.
-func escapePointer(tok string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
 }
 
 // openness of an object schema's additionalProperties.

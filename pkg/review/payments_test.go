@@ -14,6 +14,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/conformance/conformancetest"
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
 
@@ -243,7 +244,7 @@ func TestPaymentsCorpus(t *testing.T) {
 				t.Fatal(err)
 			}
 			idx := slices.IndexFunc(c.archive.Files, func(f txtar.File) bool { return f.Name == "report" })
-			if *update {
+			if conformancetest.Update() {
 				if idx < 0 {
 					c.archive.Files = append(c.archive.Files, txtar.File{Name: "report"})
 					idx = len(c.archive.Files) - 1

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"stitchkit.dev/stitchkit/internal/schematree"
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
 
@@ -761,7 +762,7 @@ func (d *schemaDiff) object(ptr string, ctx defCtx, o, n map[string]any) {
 	graph.SortUTF16(sorted)
 	nClosed := openness(n) == closed
 	for _, k := range sorted {
-		p := ptr + "/properties/" + escapePointer(k)
+		p := ptr + "/properties/" + schematree.Escape(k)
 		os, inOld := op[k]
 		ns, inNew := np[k]
 		wasReq, isReq := slices.Contains(oreq, k), slices.Contains(nreq, k)
@@ -1197,7 +1198,7 @@ func (d *schemaDiff) fallback(ptr string, ctx defCtx, o, n map[string]any) {
 	graph.SortUTF16(sorted)
 	for _, k := range sorted {
 		if !d.sameSchema(o[k], n[k]) {
-			d.add("schema-keyword-changed", Warning, ptr+"/"+escapePointer(k), ctx, "keyword %s changed from %s to %s; its effect is not classified, review it by hand", k, short(o[k]), short(n[k]))
+			d.add("schema-keyword-changed", Warning, ptr+"/"+schematree.Escape(k), ctx, "keyword %s changed from %s to %s; its effect is not classified, review it by hand", k, short(o[k]), short(n[k]))
 		}
 	}
 }
@@ -1214,55 +1215,64 @@ func (d *schemaDiff) sameSchema(a, b any) bool {
 }
 
 // expand inlines local $refs up to a fixed depth (recursive schemas stop
-// expanding and compare by reference text).
+// expanding and compare by reference text). Only schema positions are
+// expanded; data (const, enum, default) is kept as written.
 func expand(root, v any, depth int) (any, error) {
 	if depth > 256 {
 		return nil, fmt.Errorf("too deep")
 	}
-	switch x := v.(type) {
-	case map[string]any:
-		if ref, ok := x["$ref"].(string); ok {
-			if t := lookupPointer(root, ref); t != nil {
-				merged := map[string]any{}
-				if tm, ok := t.(map[string]any); ok {
-					for k, v := range tm {
-						merged[k] = v
-					}
-				} else {
-					return expand(root, t, depth+1)
-				}
-				for k, v := range x {
-					if k != "$ref" {
-						merged[k] = v
-					}
-				}
-				return expand(root, merged, depth+1)
-			}
-		}
-		out := make(map[string]any, len(x))
-		for k, v := range x {
-			if k == "$defs" || k == "definitions" {
-				continue
-			}
-			e, err := expand(root, v, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[k] = e
-		}
-		return out, nil
-	case []any:
-		out := make([]any, len(x))
-		for i, v := range x {
-			e, err := expand(root, v, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = e
-		}
-		return out, nil
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v, nil
 	}
-	return v, nil
+	if ref, ok := schematree.Ref(m); ok {
+		if t, found := schematree.Resolve(root, ref); found {
+			tm, isMap := t.(map[string]any)
+			if !isMap {
+				return expand(root, t, depth+1)
+			}
+			merged := clone(tm)
+			for k, v := range m {
+				if k != "$ref" {
+					merged[k] = v
+				}
+			}
+			return expand(root, merged, depth+1)
+		}
+	}
+	out := shallowSchemaCopy(m)
+	delete(out, "$defs")
+	delete(out, "definitions")
+	var err error
+	schematree.MapChildren(out, func(c schematree.Child) any {
+		e, cerr := expand(root, c.Schema, depth+1)
+		if cerr != nil {
+			err = cerr
+		}
+		return e
+	})
+	return out, err
+}
+
+// shallowSchemaCopy copies a schema object and the containers of its
+// sub-schemas (so schematree.MapChildren may replace them), sharing
+// everything else.
+func shallowSchemaCopy(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		switch x := v.(type) {
+		case map[string]any:
+			if schematree.KeywordKind(k) == schematree.Map {
+				v = clone(x)
+			}
+		case []any:
+			if schematree.KeywordKind(k) != schematree.Data {
+				v = slices.Clone(x)
+			}
+		}
+		out[k] = v
+	}
+	return out
 }
 
 func jsonEqual(a, b any) bool {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"stitchkit.dev/stitchkit/internal/schematree"
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/validate"
 )
@@ -81,27 +82,20 @@ func (vc *valueChecker) compile(doc string) *validate.Validator {
 // "#/$defs/…" (those keep their meaning when s is lifted out of its
 // document with the document's $defs).
 func refersOutsideDefs(s any) bool {
-	switch x := s.(type) {
-	case map[string]any:
-		for k, v := range x {
-			if k == "$ref" || k == "$dynamicRef" {
-				if ref, ok := v.(string); !ok || !strings.HasPrefix(ref, "#/$defs/") {
-					return true
+	outside := false
+	schematree.Walk(s, func(_ string, c schematree.Child) bool {
+		if m, ok := c.Schema.(map[string]any); ok {
+			for _, k := range []string{"$ref", "$dynamicRef"} {
+				if v, has := m[k]; has {
+					if ref, ok := v.(string); !ok || !strings.HasPrefix(ref, "#/$defs/") {
+						outside = true
+					}
 				}
-				continue
-			}
-			if refersOutsideDefs(v) {
-				return true
 			}
 		}
-	case []any:
-		for _, v := range x {
-			if refersOutsideDefs(v) {
-				return true
-			}
-		}
-	}
-	return false
+		return !outside
+	})
+	return outside
 }
 
 // valueSet returns the values a schema restricts itself to via const or

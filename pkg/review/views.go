@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"stitchkit.dev/stitchkit/internal/schematree"
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/project"
 )
@@ -204,7 +205,7 @@ func (c *comparer) toolArgs(rows []string, id, node string, o, n *graph.Operatio
 		if !inNew {
 			unit, ctx = op.unit, op.ctx
 		}
-		ptr := "/properties/" + escapePointer(name)
+		ptr := "/properties/" + schematree.Escape(name)
 		if ctx.name != "" && inOld && inNew && op.ctx.name != np.ctx.name {
 			ctx = defCtx{}
 		}

@@ -25,10 +25,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 
+	"stitchkit.dev/stitchkit/internal/schematree"
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
 
@@ -372,11 +372,7 @@ func splitDefRef(ref string) (name, rest string, ok bool) {
 	if i := strings.IndexByte(tail, '/'); i >= 0 {
 		tok, rest = tail[:i], tail[i:]
 	}
-	if un, err := url.PathUnescape(tok); err == nil {
-		tok = un
-	}
-	tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-	return tok, rest, true
+	return schematree.Unescape(tok), rest, true
 }
 
 // Sanitize maps a name onto the component-name alphabet [A-Za-z0-9._-].
@@ -415,38 +411,22 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// Keywords whose values are schemas, maps of schemas or arrays of schemas.
-// Everything else (const, enum, default, examples, …) is data and never
-// rewritten.
-var (
-	schemaKeywords = map[string]bool{
-		"items": true, "additionalProperties": true, "not": true, "if": true,
-		"then": true, "else": true, "contains": true, "propertyNames": true,
-		"unevaluatedItems": true, "unevaluatedProperties": true,
-		"additionalItems": true, "contentSchema": true,
-	}
-	schemaMapKeywords = map[string]bool{
-		"properties": true, "patternProperties": true, "$defs": true,
-		"definitions": true, "dependentSchemas": true,
-	}
-	schemaListKeywords = map[string]bool{
-		"allOf": true, "anyOf": true, "oneOf": true, "prefixItems": true,
-	}
-)
-
 // walk calls f for every "$ref" and "$dynamicRef" held by s or its
 // subschemas.
 func walk(s any, f func(ref string)) {
 	mapSchema(s, func(ref string) string { f(ref); return ref })
 }
 
-// mapSchema returns a deep copy of s with every reference replaced by f.
+// mapSchema returns a deep copy of s with every reference replaced by f
+// (which sub-schemas a keyword holds is schematree's one table; data such
+// as const, enum and default is never rewritten) and every untyped enum or
+// const given its type.
 func mapSchema(s any, f func(ref string) string) any {
 	obj, ok := s.(map[string]any)
 	if !ok {
 		return s
 	}
-	out := make(map[string]any, len(obj))
+	out := make(map[string]any, len(obj)+1)
 	if t := valueType(obj); t != nil {
 		// An enum or const without "type" is untyped to code generators
 		// (oapi-codegen makes it interface{}); the values say the type, so
@@ -454,40 +434,27 @@ func mapSchema(s any, f func(ref string) string) any {
 		out["type"] = t
 	}
 	for k, v := range obj {
-		switch {
-		case k == "$ref" || k == "$dynamicRef":
-			if ref, ok := v.(string); ok {
-				out[k] = f(ref)
-				continue
+		switch x := v.(type) {
+		case string:
+			if k == "$ref" || k == "$dynamicRef" {
+				v = f(x)
 			}
-			out[k] = v
-		case schemaKeywords[k]:
-			if arr, ok := v.([]any); ok && k == "items" {
-				out[k] = mapList(arr, f)
-				continue
+		case map[string]any:
+			if schematree.KeywordKind(k) == schematree.Map {
+				cp := make(map[string]any, len(x))
+				for name, sub := range x {
+					cp[name] = sub
+				}
+				v = cp
 			}
-			out[k] = mapSchema(v, f)
-		case schemaMapKeywords[k]:
-			m, ok := v.(map[string]any)
-			if !ok {
-				out[k] = v
-				continue
+		case []any:
+			if schematree.KeywordKind(k) != schematree.Data {
+				v = slices.Clone(x)
 			}
-			cp := make(map[string]any, len(m))
-			for name, sub := range m {
-				cp[name] = mapSchema(sub, f)
-			}
-			out[k] = cp
-		case schemaListKeywords[k]:
-			if arr, ok := v.([]any); ok {
-				out[k] = mapList(arr, f)
-				continue
-			}
-			out[k] = v
-		default:
-			out[k] = v
 		}
+		out[k] = v
 	}
+	schematree.MapChildren(out, func(c schematree.Child) any { return mapSchema(c.Schema, f) })
 	return out
 }
 
@@ -545,12 +512,4 @@ func valueType(s map[string]any) any {
 		out[i] = t
 	}
 	return out
-}
-
-func mapList(arr []any, f func(string) string) []any {
-	cp := make([]any, len(arr))
-	for i, sub := range arr {
-		cp[i] = mapSchema(sub, f)
-	}
-	return cp
 }
