@@ -16,6 +16,9 @@
 //     "tasks_get_output_Task". A remaining clash gets "_2", "_3", ….
 //   - A schema that refers to its own root ("#" or "#/properties/…") is
 //     itself hoisted under its label, since its root must stay addressable.
+//   - A schema that is a named definition's body (`#output: #Task`, which
+//     the graph holds inlined) is embedded as a reference to the
+//     definition's component.
 //
 // Schemas are never degraded: every keyword is kept; only "$defs" moves and
 // "$schema" (the containing document declares the dialect) is dropped.
@@ -64,6 +67,9 @@ type Use struct {
 	// rootRefd reports a reference to the root other than via $defs.
 	rootRefd bool
 	rootName string
+	// rootComp names the component whose body the root is (see
+	// Hoister.nameRoots).
+	rootComp string
 }
 
 // Add parses a canonical schema and registers it under label (a
@@ -244,7 +250,50 @@ func (h *Hoister) Resolve() error {
 			}
 		}
 	}
+	h.nameRoots()
 	return nil
+}
+
+// nameRoots points each schema that is a named definition's body — a
+// contract schema such as `#output: #Task` carries the body inlined, not
+// a reference — at that definition's component, so code generators make
+// one Task type instead of one per operation. A root is named when its
+// rewritten body equals exactly one component's, documentation at the top
+// aside (the inlined body lacks the definition's doc comment).
+func (h *Hoister) nameRoots() {
+	byBody := map[string][]string{}
+	for _, name := range sortedKeys(h.components) {
+		if k, ok := bodyKey(h.components[name]); ok {
+			byBody[k] = append(byBody[k], name)
+		}
+	}
+	for _, u := range h.uses {
+		if u.other != nil || u.rootRefd {
+			continue
+		}
+		if k, ok := bodyKey(u.rewrite(u.root)); ok && len(byBody[k]) == 1 {
+			u.rootComp = byBody[k][0]
+		}
+	}
+}
+
+// bodyKey is the canonical form of a schema without its top-level
+// documentation.
+func bodyKey(s any) (string, bool) {
+	m, ok := s.(map[string]any)
+	if !ok {
+		return "", false
+	}
+	body := make(map[string]any, len(m))
+	for k, v := range m {
+		switch k {
+		case "title", "description", "$comment", "examples":
+		default:
+			body[k] = v
+		}
+	}
+	b, err := graph.Canonical(body)
+	return string(b), err == nil
 }
 
 // Components returns the hoisted schemas by component name. The result is
@@ -263,7 +312,19 @@ func (u *Use) Schema() any {
 	if u.rootRefd {
 		return map[string]any{"$ref": u.h.Ref(u.rootName)}
 	}
+	if u.rootComp != "" {
+		return map[string]any{"$ref": u.h.Ref(u.rootComp)}
+	}
 	return u.rewrite(u.root)
+}
+
+// Component returns the name of the component the schema is (a hoisted
+// root, or the named definition whose body it is), or "".
+func (u *Use) Component() string {
+	if u.rootRefd {
+		return u.rootName
+	}
+	return u.rootComp
 }
 
 // Object returns the object view of the schema, following root references

@@ -152,3 +152,27 @@ func TestAddRejectsMissingSchema(t *testing.T) {
 		t.Error("missing schema accepted")
 	}
 }
+
+// TestRootThatIsADefinitionIsReferenced: a schema that is a definition's
+// body (the graph inlines `#output: #Task`) is embedded as a reference to
+// the definition's component; its doc comment lives on the component.
+func TestRootThatIsADefinitionIsReferenced(t *testing.T) {
+	task := `{"type":"object","properties":{"id":{"type":"string"}}}`
+	h, uses := hoist(t, "",
+		"list_output", `{"type":"array","items":{"$ref":"#/$defs/Task"},"$defs":{"Task":{"description":"A task.","type":"object","properties":{"id":{"type":"string"}}}}}`,
+		"get_output", task,
+		"other_output", `{"type":"object","properties":{"id":{"type":"integer"}}}`,
+	)
+	if got := canon(t, uses[1].Schema()); got != `{"$ref":"#/components/schemas/Task"}` {
+		t.Errorf("get = %s", got)
+	}
+	if uses[1].Component() != "Task" || uses[2].Component() != "" {
+		t.Errorf("components %q %q", uses[1].Component(), uses[2].Component())
+	}
+	if got := canon(t, uses[2].Schema()); got != `{"properties":{"id":{"type":"integer"}},"type":"object"}` {
+		t.Errorf("other = %s", got)
+	}
+	if _, ok := h.Components()["Task"]; !ok {
+		t.Error("Task not hoisted")
+	}
+}
