@@ -20,7 +20,10 @@ type comparer struct {
 	// renamedTo maps the id of an old operation to the new id it was
 	// renamed to (see renames).
 	renamedTo map[string]string
-	findings  []Finding
+	// errorRenamedTo maps an error code that left the registry to the code
+	// that replaced it (see errorRenames).
+	errorRenamedTo map[string]string
+	findings       []Finding
 	vals      *valueChecker
 	// oldDefs and newDefs index each side's named definitions (see
 	// rootDef); built on first use.
@@ -125,6 +128,9 @@ func (c *comparer) contract() error {
 // declaring lists the operations of g that declare error code, and their
 // HTTP routes (where the status travels) from routes.
 func declaring(g *graph.Graph, routes map[string]project.Route, code string) (ops, surfaces []string) {
+	if g == nil {
+		return nil, nil
+	}
 	for _, op := range g.Operations() {
 		if !slices.Contains(op.Errors, code) {
 			continue
@@ -146,11 +152,27 @@ func (c *comparer) errors() error {
 	for _, e := range c.new.Errors {
 		newE[e.Code] = e
 	}
+	c.errorRenames(oldE, newE)
 	for _, code := range unionKeys(oldE, newE) {
 		o, inOld := oldE[code]
 		n, inNew := newE[code]
 		surface := "error " + code
 		node := graph.NodePath("errors", code)
+		if to, ok := c.errorRenamedTo[code]; ok {
+			ops, _ := declaring(c.new, c.newRoutes, to)
+			var also []string
+			for _, op := range ops {
+				also = append(also, c.visibleOn(op)...)
+			}
+			slices.SortStableFunc(also, compareSurfaces)
+			c.emit("error-renamed", Breaking, "error "+to, "", code, c.posEither(graph.NodePath("errors", to), ""),
+				"error code %s renamed to %s (status %d, declared by %s): callers branching on %s never see it again, and get a code they do not know",
+				code, to, o.Status, strings.Join(ops, ", "), code).on(ops, slices.Compact(also))
+			continue
+		}
+		if c.renamedError(code) {
+			continue // reported with the code it replaced
+		}
 		switch {
 		case !inOld:
 			c.emit("error-added", Info, surface, "", code, pos(c.new, node, ""), "error code %s (status %d) added", code, n.Status)
@@ -181,6 +203,63 @@ func (c *comparer) errors() error {
 		}
 	}
 	return nil
+}
+
+// errorRenames pairs application error codes that left the registry with
+// codes that arrived, when nothing but the name changed for callers: the
+// same status, declared by exactly the same operations. A pair must be
+// unambiguous both ways.
+func (c *comparer) errorRenames(oldE, newE map[string]graph.ErrorCode) {
+	c.errorRenamedTo = map[string]string{}
+	declares := func(g *graph.Graph, code string) string {
+		ops, _ := declaring(g, nil, code)
+		return strings.Join(ops, ",")
+	}
+	var gone, arrived []string
+	for _, code := range unionKeys(oldE, newE) {
+		_, inOld := oldE[code]
+		_, inNew := newE[code]
+		switch {
+		case inOld && !inNew:
+			gone = append(gone, code)
+		case inNew && !inOld:
+			arrived = append(arrived, code)
+		}
+	}
+	same := func(from, to string) bool {
+		d := declares(c.old, from)
+		return oldE[from].Status == newE[to].Status && d != "" && d == declares(c.new, to)
+	}
+	for _, from := range gone {
+		var cands []string
+		for _, to := range arrived {
+			if same(from, to) {
+				cands = append(cands, to)
+			}
+		}
+		if len(cands) != 1 {
+			continue
+		}
+		back := 0
+		for _, other := range gone {
+			if same(other, cands[0]) {
+				back++
+			}
+		}
+		if back == 1 {
+			c.errorRenamedTo[from] = cands[0]
+		}
+	}
+}
+
+// renamedError reports whether code is the new name of a renamed code.
+func (c *comparer) renamedError(code string) bool {
+	for _, to := range c.errorRenamedTo {
+		if to == code {
+			return true
+		}
+	}
+	return false
 }
 
 // primarySurface names where callers meet an operation first: its HTTP
@@ -406,7 +485,13 @@ func (c *comparer) operation(oldID, id string, o, n *graph.Operation) error {
 				c.emit("http-path-parameter-renamed", Info, surface, "", id, c.posField(opNode(n), "path"),
 					"path parameters renamed: %s became %s (same URLs)", or.Path, nr.Path).on(subject, nil)
 			} else {
-				c.emit("http-path-changed", Breaking, surface, "", id, c.posField(opNode(n), "path"),
+				at := c.posField(opNode(n), "path")
+				if or.Op.Path == nr.Op.Path {
+					// The operation's own path is unchanged: the service
+					// prefix moved, on that line.
+					at = c.posField(graph.NodePath("services", n.Service), "prefix")
+				}
+				c.emit("http-path-changed", Breaking, surface, "", id, at,
 					"path changed from %s to %s: callers of the old URL get 404", or.Path, nr.Path).on(subject, nil)
 			}
 		}
@@ -444,10 +529,16 @@ func (c *comparer) operation(oldID, id string, o, n *graph.Operation) error {
 	}
 	primary := c.primarySurface(id)
 	for _, code := range diffStrings(o.Errors, n.Errors) {
+		if to, ok := c.errorRenamedTo[code]; ok && slices.Contains(n.Errors, to) {
+			continue // the code was renamed: one error-renamed finding says it
+		}
 		whole(c.emit("operation-error-removed", Info, primary, "", id+"#/errors/"+code, c.posField(node, "errors"),
 			"error %s is no longer declared by the operation", code))
 	}
 	for _, code := range diffStrings(n.Errors, o.Errors) {
+		if c.renamedError(code) {
+			continue
+		}
 		whole(c.emit("operation-error-added", Warning, primary, "", id+"#/errors/"+code, c.posField(node, "errors"),
 			"error %s is now declared by the operation: callers may receive a code they do not handle", code))
 	}

@@ -67,6 +67,7 @@ var fixedRules = []Rule{
 	{"error-removed", "info", "The code left the registry; operations still declaring it are reported per operation."},
 	{"error-status-changed", "breaking", "HTTP callers branch on the status of an error code; the finding names the operations declaring the code and their routes (tool results carry the code, not the status)."},
 	{"error-message-changed", "info", "Messages are for humans; callers branch on the code."},
+	{"error-renamed", "breaking", "A code left the registry and another with the same status took its place in exactly the operations that declared it: callers branching on the old code (HTTP and tools alike, both carry it) never see it again. One finding instead of the codes removed and added."},
 	{"runtime-tool-identity-changed", "warning", "Hooks, audit and authorisation see a different service.action or method; tool callers are unaffected."},
 	{"runtime-tool-description-changed", "info", "Documentation."},
 	{"runtime-tool-meta-changed", "info", "Application metadata."},
