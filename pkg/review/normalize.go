@@ -130,16 +130,28 @@ func fold(root any, m map[string]any, budget *int) map[string]any {
 				base[k] = v
 			}
 		}
-		var keep []any
+		var keep, nots []any
 		for _, member := range all {
 			r := resolveBudget(root, member, budget)
 			if r.m == nil {
+				continue
+			}
+			if not, ok := r.m["not"]; ok && len(r.m) == 1 {
+				nots = append(nots, not)
 				continue
 			}
 			if merged, ok := conj(base, r.m); ok {
 				base = merged
 			} else {
 				keep = append(keep, member)
+			}
+		}
+		// A negated member that cannot overlap the rest excludes nothing:
+		// the translator writes one arm of a CUE disjunction as
+		// allOf[arm, not(other arm)], so values matching both are refused.
+		for _, not := range nots {
+			if y := resolveBudget(root, not, budget).m; y == nil || len(keep) > 0 || !disjoint(base, y) {
+				keep = append(keep, map[string]any{"not": not})
 			}
 		}
 		if len(keep) > 0 {
@@ -235,6 +247,43 @@ func tupleUnion(root any, branches []any, budget *int) (map[string]any, bool) {
 	out["minItems"] = json.Number(strconv.Itoa(len(ts[0].prefix)))
 	out["maxItems"] = json.Number(strconv.Itoa(len(longest.prefix)))
 	return out, true
+}
+
+// disjoint reports whether no value can match both a and b, when that
+// follows from their types, their tuple lengths, their value sets or a
+// required property whose values differ; false when it does not follow.
+func disjoint(a, b map[string]any) bool {
+	at, bt := typeSet(a), typeSet(b)
+	if !typesOverlap(at, bt) {
+		return true
+	}
+	if av, ok := finiteValues(a); ok {
+		if bv, ok := finiteValues(b); ok && len(valuesMinus(av, bv)) == len(av) {
+			return true
+		}
+	}
+	if hasPrefix(a) && hasPrefix(b) {
+		alo, ahi := arity(a)
+		blo, bhi := arity(b)
+		if (ahi >= 0 && ahi < blo) || (bhi >= 0 && bhi < alo) {
+			return true
+		}
+	}
+	ap, _ := a["properties"].(map[string]any)
+	bp, _ := b["properties"].(map[string]any)
+	areq, breq := stringSet(a["required"]), stringSet(b["required"])
+	for name, as := range ap {
+		bs, ok := bp[name]
+		if !ok || !slices.Contains(areq, name) || !slices.Contains(breq, name) {
+			continue
+		}
+		am, _ := as.(map[string]any)
+		bm, _ := bs.(map[string]any)
+		if am != nil && bm != nil && disjoint(am, bm) {
+			return true
+		}
+	}
+	return false
 }
 
 // isNullSchema reports whether s admits exactly null.

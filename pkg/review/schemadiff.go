@@ -252,7 +252,11 @@ func (d *schemaDiff) compare(ptr string, ctx defCtx, oldS, newS any) {
 		}
 	}
 
-	d.annotations(ptr, ctx, o, n)
+	// A definition's doc comment travels with references to it, not with
+	// its body inlined: when only one side goes through the definition, a
+	// description present on one side only is that artefact, not an edit.
+	inlinedDocs := (or.def == "") != (nr.def == "")
+	d.annotations(ptr, ctx, o, n, inlinedDocs)
 	if d.values(ptr, ctx, oldS, newS, o, n) {
 		return
 	}
@@ -317,10 +321,18 @@ func (d *schemaDiff) schemaAdded(ptr string, ctx defCtx, newS any) {
 	d.add("schema-added", Info, ptr, ctx, "schema added; nothing in it is required")
 }
 
-func (d *schemaDiff) annotations(ptr string, ctx defCtx, o, n map[string]any) {
+func (d *schemaDiff) annotations(ptr string, ctx defCtx, o, n map[string]any, inlinedDocs bool) {
 	for _, k := range []string{"title", "description"} {
-		if !jsonEqual(o[k], n[k]) {
-			d.add("description-changed", Info, ptr+"/"+k, ctx, "%s changed from %s to %s", k, short(o[k]), short(n[k]))
+		ov, oHas := o[k]
+		nv, nHas := n[k]
+		switch {
+		case jsonEqual(ov, nv), inlinedDocs && oHas != nHas:
+		case !oHas:
+			d.add("description-changed", Info, ptr+"/"+k, ctx, "%s added: %s", k, short(nv))
+		case !nHas:
+			d.add("description-changed", Info, ptr+"/"+k, ctx, "%s removed (it was %s)", k, short(ov))
+		default:
+			d.add("description-changed", Info, ptr+"/"+k, ctx, "%s changed from %s to %s", k, short(ov), short(nv))
 		}
 	}
 	if !jsonEqual(o["examples"], n["examples"]) {
@@ -328,6 +340,11 @@ func (d *schemaDiff) annotations(ptr string, ctx defCtx, o, n map[string]any) {
 	}
 	od, oHas := o["default"]
 	nd, nHas := n["default"]
+	if oHas && nHas && soleValue(o, od) && soleValue(n, nd) {
+		// A concrete CUE field (kind: "email") is its one value and its
+		// default: the value's change says it all.
+		oHas, nHas = false, false
+	}
 	req := d.dir == Request
 	p := ptr + "/default"
 	switch {
@@ -364,6 +381,12 @@ func (d *schemaDiff) annotations(ptr string, ctx defCtx, o, n map[string]any) {
 			d.add("annotation-changed", Info, ptr+"/"+k, ctx, "%s changed from %s to %s", k, short(o[k]), short(n[k]))
 		}
 	}
+}
+
+// soleValue reports whether s admits exactly one value, v.
+func soleValue(s map[string]any, v any) bool {
+	vs, ok := valueSet(s)
+	return ok && len(vs) == 1 && jsonEqual(vs[0], v)
 }
 
 // allTypes is every JSON Schema type; "number" includes "integer".
