@@ -164,6 +164,14 @@ func fold(root any, m map[string]any, budget *int) map[string]any {
 		if !ok || !pureUnion(out, k) {
 			continue
 		}
+		if t, ok := typeUnion(root, br, budget); ok {
+			for ak, av := range out {
+				if ak != k {
+					t[ak] = av
+				}
+			}
+			return t
+		}
 		if t, ok := tupleUnion(root, br, budget); ok {
 			for ak, av := range out {
 				if ak != k {
@@ -197,6 +205,27 @@ func fold(root any, m map[string]any, budget *int) map[string]any {
 		}
 	}
 	return out
+}
+
+// typeUnion folds a union of bare types (int | string) into one type
+// list: {"type": ["integer", "string"]}.
+func typeUnion(root any, branches []any, budget *int) (map[string]any, bool) {
+	var ts []string
+	for _, b := range branches {
+		m := resolveBudget(root, b, budget).m
+		t, ok := m["type"]
+		if m == nil || !ok {
+			return nil, false
+		}
+		for k := range m {
+			if k != "type" && !annotationKeys[k] {
+				return nil, false
+			}
+		}
+		ts = append(ts, typeList(t)...)
+	}
+	slices.Sort(ts)
+	return map[string]any{"type": typeValue(slices.Compact(ts))}, len(ts) > 0
 }
 
 // tupleUnion folds a union of fixed-length tuples that extend one another

@@ -1064,6 +1064,23 @@ func describe(root, s any) string {
 	if len(ts) == len(allTypes) {
 		return "any value"
 	}
+	if slices.Equal(ts, []string{"object"}) {
+		names := stringSet(m["required"])
+		if len(names) == 0 {
+			props, _ := m["properties"].(map[string]any)
+			for k := range props {
+				names = append(names, k)
+			}
+		}
+		graph.SortUTF16(names)
+		switch {
+		case len(names) == 0:
+		case len(names) > 3:
+			return "an object with " + strings.Join(names[:3], ", ") + ", …"
+		default:
+			return "an object with " + strings.Join(names, ", ")
+		}
+	}
 	words := make([]string, len(ts))
 	for i, t := range ts {
 		switch t {
