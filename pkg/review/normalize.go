@@ -211,21 +211,39 @@ func fold(root any, m map[string]any, budget *int) map[string]any {
 // list: {"type": ["integer", "string"]}.
 func typeUnion(root any, branches []any, budget *int) (map[string]any, bool) {
 	var ts []string
+	fractions := false // float: a number that is not an integer
 	for _, b := range branches {
 		m := resolveBudget(root, b, budget).m
 		t, ok := m["type"]
 		if m == nil || !ok {
 			return nil, false
 		}
-		for k := range m {
-			if k != "type" && !annotationKeys[k] {
+		for k, v := range m {
+			switch {
+			case k == "type", annotationKeys[k]:
+			case k == "not" && jsonEqual(v, map[string]any{"type": "integer"}) && jsonEqual(t, "number"):
+				fractions = true
+			default:
 				return nil, false
 			}
 		}
+		if fractions && jsonEqual(t, "number") {
+			continue
+		}
 		ts = append(ts, typeList(t)...)
 	}
+	if fractions {
+		if !slices.Contains(ts, "integer") && !slices.Contains(ts, "number") {
+			return nil, false // float alone (or with other types) needs its "not"
+		}
+		ts = append(ts, "number")
+	}
 	slices.Sort(ts)
-	return map[string]any{"type": typeValue(slices.Compact(ts))}, len(ts) > 0
+	ts = slices.Compact(ts)
+	if slices.Contains(ts, "number") {
+		ts = slices.DeleteFunc(ts, func(t string) bool { return t == "integer" })
+	}
+	return map[string]any{"type": typeValue(ts)}, len(ts) > 0
 }
 
 // tupleUnion folds a union of fixed-length tuples that extend one another

@@ -301,7 +301,120 @@ func (d *schemaDiff) compare(ptr string, ctx defCtx, oldS, newS any) {
 	d.union(ptr, ctx, o, n, "oneOf")
 	d.union(ptr, ctx, o, n, "anyOf")
 	d.allOf(ptr, ctx, o, n)
+	d.exclusions(ptr, ctx, oldS, newS, o, n)
 	d.fallback(ptr, ctx, o, n)
+}
+
+// excluded returns what a "not" refuses when it is a set of values (CUE's
+// != 5 is {"not": {"const": 5}}) or of types (float is {"type": "number",
+// "not": {"type": "integer"}}), and whether s's "not" is one of those (or
+// absent).
+func excluded(s map[string]any) (values []any, types []string, ok bool) {
+	not, has := s["not"]
+	if !has {
+		return nil, nil, true
+	}
+	m, isMap := not.(map[string]any)
+	if !isMap || len(m) == 0 {
+		return nil, nil, false
+	}
+	if t, ok := m["type"]; ok && len(m) == 1 {
+		return nil, typeList(t), true
+	}
+	for k := range m {
+		if k != "const" && k != "enum" {
+			return nil, nil, false
+		}
+	}
+	vs, ok := valueSet(m)
+	return vs, nil, ok
+}
+
+// excludedTypes compares the types each side's "not" refuses, among the
+// types it otherwise admits: float (a number but not an integer) becoming
+// number now accepts whole numbers.
+func (d *schemaDiff) excludedTypes(p string, ctx defCtx, o, n map[string]any, ot, nt []string) {
+	words := func(ts []string, one bool) string {
+		switch {
+		case slices.Equal(ts, []string{"integer"}) && one:
+			return "a whole number"
+		case slices.Equal(ts, []string{"integer"}):
+			return "whole numbers"
+		case one:
+			return typeString(ts)
+		}
+		return typeString(ts) + " values"
+	}
+	admitted := func(s map[string]any, ts []string) []string {
+		var out []string
+		for _, t := range ts {
+			if typeContains(typeSet(s), t) {
+				out = append(out, t)
+			}
+		}
+		return out
+	}
+	req := d.dir == Request
+	if added := admitted(o, stringsMinus(nt, ot)); len(added) > 0 {
+		if req {
+			d.addEffect("type", narrowed, p, ctx, "no longer accepts %s", words(added, false))
+		} else {
+			d.addEffect("type", narrowed, p, ctx, "is never %s any more", words(added, true))
+		}
+	}
+	if removed := admitted(n, stringsMinus(ot, nt)); len(removed) > 0 {
+		if req {
+			d.addEffect("type", widened, p, ctx, "now also accepts %s", words(removed, false))
+		} else {
+			d.addEffect("type", widened, p, ctx, "may now be %s", words(removed, true))
+		}
+	}
+}
+
+// exclusions compares the values each side refuses by "not": a value newly
+// refused narrows, one no longer refused widens — counted only when the
+// rest of the schema admits it (!= 0 next to >= 1 excludes nothing).
+func (d *schemaDiff) exclusions(ptr string, ctx defCtx, oRaw, nRaw any, o, n map[string]any) {
+	oe, ot, ok1 := excluded(o)
+	ne, nt, ok2 := excluded(n)
+	if !ok1 || !ok2 {
+		return // fallback reports it
+	}
+	d.excludedTypes(ptr+"/not", ctx, o, n, ot, nt)
+	without := func(raw any) any {
+		m, ok := raw.(map[string]any)
+		if !ok {
+			return raw
+		}
+		cp := clone(m)
+		delete(cp, "not")
+		return cp
+	}
+	relevant := func(root, raw any, vs []any) []any {
+		var out []any
+		for _, v := range vs {
+			if ok, known := d.vals.accepts(root, without(raw), v); ok || !known {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	p := ptr + "/not"
+	req := d.dir == Request
+	if added := relevant(d.oldRoot, oRaw, valuesMinus(ne, oe)); len(added) > 0 {
+		if req {
+			d.addEffect("enum", narrowed, p, ctx, "no longer accepts %s", valuesString(added))
+		} else {
+			d.addEffect("enum", narrowed, p, ctx, "is never %s any more", valuesOr(added))
+		}
+	}
+	if removed := relevant(d.newRoot, nRaw, valuesMinus(oe, ne)); len(removed) > 0 {
+		if req {
+			d.addEffect("enum", widened, p, ctx, "now also accepts %s", valuesString(removed))
+		} else {
+			d.addEffect("enum", widened, p, ctx, "may now be %s", valuesOr(removed))
+		}
+	}
 }
 
 // schemaAdded classifies a schema slot that appears (an operation gains
@@ -1236,9 +1349,24 @@ func (d *schemaDiff) fallback(ptr string, ctx defCtx, o, n map[string]any) {
 		}
 	}
 	graph.SortUTF16(sorted)
+	_, _, oNot := excluded(o)
+	_, _, nNot := excluded(n)
 	for _, k := range sorted {
-		if !d.sameSchema(o[k], n[k]) {
-			d.add("schema-keyword-changed", Warning, ptr+"/"+schematree.Escape(k), ctx, "keyword %s changed from %s to %s; its effect is not classified, review it by hand", k, short(o[k]), short(n[k]))
+		if k == "not" && oNot && nNot {
+			continue // refused values: compared by exclusions
+		}
+		if d.sameSchema(o[k], n[k]) {
+			continue
+		}
+		ov, oHas := o[k]
+		nv, nHas := n[k]
+		switch {
+		case !oHas:
+			d.add("schema-keyword-changed", Warning, ptr+"/"+schematree.Escape(k), ctx, "keyword %s added (%s); its effect is not classified, review it by hand", k, short(nv))
+		case !nHas:
+			d.add("schema-keyword-changed", Warning, ptr+"/"+schematree.Escape(k), ctx, "keyword %s removed (it was %s); its effect is not classified, review it by hand", k, short(ov))
+		default:
+			d.add("schema-keyword-changed", Warning, ptr+"/"+schematree.Escape(k), ctx, "keyword %s changed from %s to %s; its effect is not classified, review it by hand", k, short(ov), short(nv))
 		}
 	}
 }

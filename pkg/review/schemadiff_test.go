@@ -150,6 +150,15 @@ func TestSchemaDiff(t *testing.T) {
 			`{"type":"array","prefixItems":[{"type":"string"}],"minItems":1,"maxItems":1}`,
 			`{"type":"array","prefixItems":[{"type":"string"},{"type":"object"}],"minItems":2,"maxItems":2}`,
 			[]string{"breaking response-tuple-length-changed /prefixItems"}},
+		// != v is a refused value.
+		{"value refused", Request, `{"type":"integer","minimum":1}`, `{"type":"integer","minimum":1,"not":{"const":5}}`,
+			[]string{"breaking request-enum-narrowed /not"}},
+		{"value refused that was never accepted", Request, `{"type":"integer","minimum":1}`, `{"type":"integer","minimum":1,"not":{"const":0}}`, nil},
+		{"refusal lifted in a response", Response, `{"type":"string","not":{"const":""}}`, `{"type":"string"}`,
+			[]string{"breaking response-enum-widened /not"}},
+		{"float became number (response)", Response, `{"type":"number","not":{"type":"integer"}}`, `{"type":"number"}`,
+			[]string{"breaking response-type-widened /not"}},
+		{"number written as float | int", Request, `{"type":"number"}`, `{"anyOf":[{"type":"number","not":{"type":"integer"}},{"type":"integer"}]}`, nil},
 		{"unknown keyword", Request, `{"type":"object","propertyNames":{"maxLength":3}}`, `{"type":"object","propertyNames":{"maxLength":4}}`, []string{"warning request-schema-keyword-changed /propertyNames"}},
 	}
 	for _, c := range cases {
