@@ -24,7 +24,7 @@ type comparer struct {
 	// that replaced it (see errorRenames).
 	errorRenamedTo map[string]string
 	findings       []Finding
-	vals      *valueChecker
+	vals           *valueChecker
 	// oldDefs and newDefs index each side's named definitions (see
 	// rootDef); built on first use.
 	oldDefs, newDefs map[string][]string
