@@ -114,6 +114,8 @@ type schemaDiff struct {
 	oldRoot, newRoot any
 	active           map[string]bool // ref pairs on the current walk (cycle guard)
 	out              []schemaFinding
+	visits           int  // node pairs compared (bounded by maxCompareNodes)
+	truncated        bool // the bound was hit
 }
 
 func newSchemaDiff(dir Direction, oldRoot, newRoot any, opts diffOptions) *schemaDiff {
@@ -202,8 +204,20 @@ var handled = map[string]bool{
 	"oneOf": true, "anyOf": true, "allOf": true,
 }
 
+// maxCompareNodes bounds the node pairs one comparison visits (a schema
+// whose definitions refer to one another twice over is a tree of
+// exponential size); past it the comparison stops with one warning.
+const maxCompareNodes = 50000
+
 // compare walks old and new (raw, unresolved schemas; nil means absent).
 func (d *schemaDiff) compare(ptr string, ctx defCtx, oldS, newS any) {
+	if d.visits++; d.visits > maxCompareNodes {
+		if !d.truncated {
+			d.truncated = true
+			d.add("schema-keyword-changed", Warning, "", defCtx{}, "the schemas are too large to compare fully (more than %d nodes): review the change by hand", maxCompareNodes)
+		}
+		return
+	}
 	switch {
 	case oldS == nil && newS == nil:
 		return
@@ -1382,22 +1396,35 @@ func (d *schemaDiff) sameSchema(a, b any) bool {
 	return jsonEqual(ea, eb)
 }
 
-// expand inlines local $refs up to a fixed depth (recursive schemas stop
-// expanding and compare by reference text). Only schema positions are
-// expanded; data (const, enum, default) is kept as written.
-func expand(root, v any, depth int) (any, error) {
-	if depth > 256 {
-		return nil, fmt.Errorf("too deep")
+// maxExpandNodes bounds the schema nodes one expansion builds: a schema
+// whose definitions refer to one another twice over would otherwise
+// expand exponentially.
+const maxExpandNodes = 20000
+
+// expand inlines local $refs (a reference to a definition already being
+// expanded stays a reference, so recursive schemas compare by reference
+// text). Only schema positions are expanded; data (const, enum, default)
+// is kept as written. It fails past maxExpandNodes.
+func expand(root, v any, _ int) (any, error) {
+	budget := maxExpandNodes
+	return expandBudget(root, v, map[string]bool{}, &budget)
+}
+
+func expandBudget(root, v any, active map[string]bool, budget *int) (any, error) {
+	if *budget--; *budget < 0 {
+		return nil, fmt.Errorf("schema too large to expand")
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
 		return v, nil
 	}
-	if ref, ok := schematree.Ref(m); ok {
+	if ref, ok := schematree.Ref(m); ok && !active[ref] {
 		if t, found := schematree.Resolve(root, ref); found {
+			active[ref] = true
+			defer delete(active, ref)
 			tm, isMap := t.(map[string]any)
 			if !isMap {
-				return expand(root, t, depth+1)
+				return expandBudget(root, t, active, budget)
 			}
 			merged := clone(tm)
 			for k, v := range m {
@@ -1405,7 +1432,7 @@ func expand(root, v any, depth int) (any, error) {
 					merged[k] = v
 				}
 			}
-			return expand(root, merged, depth+1)
+			return expandBudget(root, merged, active, budget)
 		}
 	}
 	out := shallowSchemaCopy(m)
@@ -1413,7 +1440,10 @@ func expand(root, v any, depth int) (any, error) {
 	delete(out, "definitions")
 	var err error
 	schematree.MapChildren(out, func(c schematree.Child) any {
-		e, cerr := expand(root, c.Schema, depth+1)
+		if err != nil {
+			return c.Schema
+		}
+		e, cerr := expandBudget(root, c.Schema, active, budget)
 		if cerr != nil {
 			err = cerr
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestSchemaDiff pins the direction rule on small schema pairs: each case
@@ -205,5 +206,35 @@ func TestPatternsSubset(t *testing.T) {
 		if got != c.subset || known != c.known {
 			t.Errorf("%q ⊆ %q = %v (known %v); want %v (known %v)", c.sub, c.sup, got, known, c.subset, c.known)
 		}
+	}
+}
+
+// TestDiffIsBounded: definitions referring to one another twice over make
+// a tree of exponential size; expansion and comparison stay bounded (this
+// took forever before expand kept a stack of the references it follows).
+func TestDiffIsBounded(t *testing.T) {
+	old := `{"$defs":{"A":{"anyOf":[{"$ref":"#/$defs/A"},{"$ref":"#/$defs/A"}]}},"anyOf":[{"$ref":"#/$defs/A"},{"type":"string"}]}`
+	new := `{"$defs":{"A":{"anyOf":[{"$ref":"#/$defs/A"},{"$ref":"#/$defs/A"}]}},"anyOf":[{"$ref":"#/$defs/A"},{"type":"integer"}]}`
+	var chain strings.Builder // D0 → D1 twice → … → D40
+	chain.WriteString(`{"$ref":"#/$defs/D0","$defs":{`)
+	for i := range 40 {
+		fmt.Fprintf(&chain, `"D%d":{"type":"object","properties":{"a":{"$ref":"#/$defs/D%d"},"b":{"$ref":"#/$defs/D%d"}}},`, i, i+1, i+1)
+	}
+	chain.WriteString(`"D40":{"type":"string"}}}`)
+	dag := chain.String()
+	done := make(chan struct{})
+	var fs []schemaFinding
+	go func() {
+		defer close(done)
+		_, _ = diffSchemas(Request, json.RawMessage(old), json.RawMessage(new), diffOptions{})
+		fs, _ = diffSchemas(Request, json.RawMessage(dag), json.RawMessage(strings.Replace(dag, `"D40":{"type":"string"}`, `"D40":{"type":"integer"}`, 1)), diffOptions{})
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("diffSchemas did not return: unbounded")
+	}
+	if len(fs) == 0 {
+		t.Error("a changed leaf under an exponential DAG produced no finding")
 	}
 }
