@@ -24,6 +24,18 @@
 // serverToClient event arguments, acks of clientToServer events) breaks
 // callers. The rules and their severities are listed in docs/review.md and
 // by [Rules].
+//
+// Schemas are compared as the sets of values they accept wherever that can
+// be decided: a $ref and its siblings are a conjunction, enum values are
+// checked against the other side's schema with pkg/validate, pattern
+// inclusion is decided on the regular expressions; keyword by keyword only
+// where it cannot. Each change is classified in every view callers have of
+// it — HTTP (params, query on the wire, body) and the tools' flat arguments
+// — and the findings one edit causes are grouped: a change inside a named
+// definition is one finding, located at the definition's changed field,
+// listing every operation, event and surface that uses it
+// ([Finding.Operations], [Finding.AlsoAffects]). The version change is held
+// to SemVer.
 package review
 
 import (
