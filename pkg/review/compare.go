@@ -192,12 +192,12 @@ func (c *comparer) errors() error {
 				if len(ops) > 0 {
 					where = "returned by " + strings.Join(ops, ", ")
 				}
-				c.emit("error-status-changed", Breaking, surface, "", code, pos(c.new, node, "/status"),
+				c.emit("error-status-changed", Breaking, surface, "", code, c.posField(node, "status"),
 					"status of %s changed from %d to %d (%s): HTTP callers branching on the status break", code, o.Status, n.Status, where).on(ops, routes)
 			}
 			if o.Message != n.Message {
 				ops, _ := declaring(c.new, c.newRoutes, code)
-				c.emit("error-message-changed", Info, surface, "", code, pos(c.new, node, "/message"),
+				c.emit("error-message-changed", Info, surface, "", code, c.posField(node, "message"),
 					"message of %s changed from %q to %q", code, o.Message, n.Message).on(ops, nil)
 			}
 		}
@@ -511,7 +511,8 @@ func (c *comparer) operation(oldID, id string, o, n *graph.Operation) error {
 			oldID, id, map[bool]string{true: "route " + nr.Pattern(), false: "tool names"}[nHTTP]))
 	}
 	if o.Scope != n.Scope {
-		whole(c.scopeChanged(opSurface, id, c.posField(node, "scope"), o.Scope, n.Scope))
+		// An inherited scope changed on the service's line.
+		whole(c.scopeChanged(opSurface, id, c.posFirst(node+".scope", graph.NodePath("services", n.Service, "scope"), node), o.Scope, n.Scope))
 	}
 	if o.Desc != n.Desc {
 		whole(c.emit("operation-description-changed", Info, opSurface, "", id, c.posField(node, "desc"),
@@ -543,6 +544,16 @@ func (c *comparer) operation(oldID, id string, o, n *graph.Operation) error {
 			"error %s is now declared by the operation: callers may receive a code they do not handle", code))
 	}
 	return c.operationSchemas(oldID, id, o, n, or, nr, oHTTP && nHTTP)
+}
+
+// posFirst is the first of the node paths recorded in the new contract.
+func (c *comparer) posFirst(paths ...string) graph.Pos {
+	for _, p := range paths {
+		if at := c.new.Source(p); at.IsValid() {
+			return at
+		}
+	}
+	return graph.Pos{}
 }
 
 // posField is the position of a field of node in the new contract, else of
@@ -744,7 +755,7 @@ func (c *comparer) surfaceRows(o, n *project.Surface) error {
 			continue
 		}
 		if ot.Name != nt.Name {
-			c.emit("tool-renamed", Breaking, toolSurface(n, nt), sk, id, c.posField(toolNode(nt), "tool"),
+			c.emit("tool-renamed", Breaking, toolSurface(n, nt), sk, id, c.posFirst(toolNode(nt)+".tool.name", toolNode(nt)+".tool", toolNode(nt)),
 				"%s renamed from %s to %s: clients calling %s break", what, ot.Name, nt.Name, ot.Name).on(subject, nil)
 		}
 		if ot.InputDigest != nt.InputDigest && !c.contractInputChanged(ot, nt) {
