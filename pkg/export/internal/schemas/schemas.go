@@ -370,26 +370,23 @@ type Property struct {
 // resolveRoot returns the root object schema, following a lone "$ref" to a
 // definition (at most a few hops, to stay safe on cycles).
 func (u *Use) resolveRoot() map[string]any {
-	s := u.root
-	for range 8 {
-		if s == nil {
-			return nil
-		}
-		ref, ok := s["$ref"].(string)
-		if !ok || s["properties"] != nil {
-			return s
-		}
-		name, rest, ok := splitDefRef(ref)
-		if !ok || rest != "" {
-			return s
-		}
-		next, ok := u.defs[name].(map[string]any)
-		if !ok {
-			return s
-		}
-		s = next
+	if u.root == nil {
+		return nil
 	}
-	return s
+	if _, ok := u.root["properties"]; ok {
+		return u.root
+	}
+	// The use's own document, $defs put back, resolves its references.
+	doc := make(map[string]any, len(u.root)+1)
+	for k, v := range u.root {
+		doc[k] = v
+	}
+	doc["$defs"] = u.defs
+	target, ok := schematree.Deref(doc, u.root)
+	if m, isMap := target.(map[string]any); ok && isMap {
+		return m
+	}
+	return u.root
 }
 
 func hasType(t any, want string) bool {
