@@ -88,6 +88,7 @@ func run(ctx context.Context, addr string, out io.Writer) error {
 	fmt.Fprintf(out, "  tasks  %s%s/tasks\n", base, server.APIPrefix)
 	fmt.Fprintf(out, "  files  %s%s/v1/files\n", base, server.APIPrefix)
 	fmt.Fprintf(out, "  graph  %s/graph.json\n", base)
+	fmt.Fprintf(out, "  board  %s/ (live, over ws://%s%s)\n", base, ln.Addr(), server.BoardPath)
 	for _, name := range mcp.Surfaces() {
 		fmt.Fprintf(out, "  mcp    %s%s\n", base, mcp.Path(name))
 	}
@@ -109,5 +110,7 @@ func run(ctx context.Context, addr string, out io.Writer) error {
 	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
-	return nil
+	// http.Server.Shutdown leaves hijacked connections alone: close the
+	// board's WebSockets (1001).
+	return app.Shutdown(sctx)
 }
