@@ -137,7 +137,8 @@ func (ts *Toolset) Call(ctx context.Context, name string, args json.RawMessage) 
 // validated output JSON, or {"status":"ok"} for a tool without output. A
 // failure is a *CallError whose text is the tool error envelope —
 // {"error": CODE, "details", "_hint"?, "retryable"?} — to hand back to the
-// model as the tool's result, so it can correct its call.
+// model as the tool's result, so it can correct its call. Hooks see the
+// *agent.Tool as Call.Native.
 func (t *Tool) Call(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 	if t.Strict {
 		args = t.withoutOptionalNulls(args)
