@@ -66,8 +66,8 @@ var parityCorpus = []parityCase{
 }
 
 // One corpus of valid and invalid argument sets gets the same accept or
-// reject, with the same code, over HTTP, MCP, Agent and the CLI (upstream
-// test 37). Every transport runs the one runner, so a disagreement can only
+// reject, with the same code, over HTTP, MCP, Agent and the CLI — in
+// process and against the HTTP mount with --server (upstream test 37). Every transport runs the one runner, so a disagreement can only
 // come from a mount adapting a call differently.
 func TestParity(t *testing.T) {
 	g := mounttest.Tasks(t)
@@ -105,6 +105,10 @@ func TestParity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	remote, err := cli.New(g, &cli.Options{Server: srv.URL + "/api"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	cliTools := map[string]bool{}
 	for _, c := range app.Command().Commands() {
 		cliTools[c.Name()] = true
@@ -119,6 +123,7 @@ func TestParity(t *testing.T) {
 		}
 		if cliTools[c.tool] {
 			got["CLI"] = cliOutcome(t, app, c)
+			got["CLI --server"] = cliOutcome(t, remote, c)
 		}
 		for transport, outcome := range got {
 			if outcome != c.want {
