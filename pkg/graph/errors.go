@@ -22,6 +22,7 @@ var FrameworkErrors = []ErrorCode{
 	{Code: "SERVICE_UNAVAILABLE", Status: 503, Message: "Service unavailable"},
 	{Code: "TIMEOUT", Status: 408, Message: "Timeout"},
 	{Code: "UNAUTHORIZED", Status: 401, Message: "Unauthorized"},
+	{Code: "UNSUPPORTED_MEDIA_TYPE", Status: 415, Message: "Unsupported media type"},
 	{Code: "VALIDATION_ERROR", Status: 400, Message: "Validation error"},
 }
 

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"stitchkit.dev/stitchkit/internal/schematree"
 )
 
 // Discriminated-union flattening (research contracts §2.4.1): weaker models
@@ -18,7 +20,7 @@ import (
 // flattenUnions returns a copy of doc with every flattenable union, at any
 // depth, replaced by its flat object.
 func flattenUnions(doc any) any {
-	doc = deepCopy(doc)
+	doc = schematree.Clone(doc)
 	f := &flattener{root: doc}
 	return f.walk(doc)
 }
@@ -27,45 +29,21 @@ type flattener struct {
 	root any
 }
 
-// schemaChildren are the keywords whose values are a schema, a list of
-// schemas or a map of schemas.
-var (
-	schemaValued = []string{"additionalProperties", "items", "not", "if", "then", "else", "contains",
-		"unevaluatedProperties", "unevaluatedItems", "propertyNames", "contentSchema"}
-	schemaLists = []string{"allOf", "anyOf", "oneOf", "prefixItems"}
-	schemaMaps  = []string{"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
-)
-
-// eachChild calls f on every subschema position of m, replacing it by f's
-// result.
-func eachChild(m map[string]any, f func(any) any) {
-	for _, k := range schemaValued {
-		if v, ok := m[k]; ok {
-			m[k] = f(v)
-		}
-	}
-	for _, k := range schemaLists {
-		if l, ok := m[k].([]any); ok {
-			for i := range l {
-				l[i] = f(l[i])
-			}
-		}
-	}
-	for _, k := range schemaMaps {
-		if mm, ok := m[k].(map[string]any); ok {
-			for name, v := range mm {
-				mm[name] = f(v)
-			}
-		}
-	}
-}
-
 func (f *flattener) walk(s any) any {
 	m, ok := s.(map[string]any)
 	if !ok {
 		return s
 	}
-	eachChild(m, f.walk)
+	// Definitions last: a union elsewhere that refers to one sees it as
+	// written, not already flattened.
+	for _, defs := range []bool{false, true} {
+		schematree.MapChildren(m, func(c schematree.Child) any {
+			if (c.Keyword == "$defs" || c.Keyword == "definitions") != defs {
+				return c.Schema
+			}
+			return f.walk(c.Schema)
+		})
+	}
 	if flat, _ := f.flatten(m); flat != nil {
 		return flat
 	}
@@ -74,46 +52,7 @@ func (f *flattener) walk(s any) any {
 
 // resolve follows a bare local "$ref" to its target; other schemas are
 // returned as they are.
-func (f *flattener) resolve(s any) any {
-	for range 8 {
-		m, ok := s.(map[string]any)
-		if !ok || len(m) != 1 {
-			return s
-		}
-		ref, ok := m["$ref"].(string)
-		if !ok {
-			return s
-		}
-		t, ok := resolvePointer(f.root, ref)
-		if !ok {
-			return s
-		}
-		s = t
-	}
-	return s
-}
-
-// resolvePointer resolves a local JSON pointer reference ("#/a/b") in root.
-func resolvePointer(root any, ref string) (any, bool) {
-	if ref == "#" {
-		return root, true
-	}
-	if !strings.HasPrefix(ref, "#/") {
-		return nil, false
-	}
-	cur := root
-	for _, tok := range strings.Split(ref[2:], "/") {
-		tok = unescapePointerToken(tok)
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = m[tok]; !ok {
-			return nil, false
-		}
-	}
-	return cur, true
-}
+func (f *flattener) resolve(s any) any { return schematree.DerefBare(f.root, s) }
 
 // flatten flattens one union node. It returns nil to leave the node
 // unchanged, with the reason a union could not be flattened ("" when the
@@ -455,10 +394,10 @@ func (f *flattener) mergeProperty(schemas []any) any {
 		}
 	}
 	if same {
-		if m, ok := deepCopy(schemas[0]).(map[string]any); ok {
+		if m, ok := schematree.Clone(schemas[0]).(map[string]any); ok {
 			return withDesc(m)
 		}
-		return deepCopy(schemas[0])
+		return schematree.Clone(schemas[0])
 	}
 	var enum []any
 	allStrings := true
@@ -543,7 +482,7 @@ func (f *flattener) kinds(s any, depth int) ([]string, bool) {
 		return out, true
 	}
 	if ref, ok := m["$ref"].(string); ok {
-		t, ok := resolvePointer(f.root, ref)
+		t, ok := schematree.Resolve(f.root, ref)
 		if !ok {
 			return nil, false
 		}
@@ -609,14 +548,14 @@ func withSuffix(s any, note string) any {
 // with the contract schema, which is why the Agent invoker drops null
 // arguments for optional fields before validation.
 func strictSchema(doc any) any {
-	doc = deepCopy(doc)
+	doc = schematree.Clone(doc)
 	var walk func(any) any
 	walk = func(s any) any {
 		m, ok := s.(map[string]any)
 		if !ok {
 			return s
 		}
-		eachChild(m, walk)
+		schematree.MapChildren(m, func(c schematree.Child) any { return walk(c.Schema) })
 		if !isObjectType(m) {
 			return m
 		}

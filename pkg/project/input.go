@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"reflect"
 	"slices"
 	"strings"
 
+	"stitchkit.dev/stitchkit/internal/schematree"
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
 
@@ -129,7 +129,7 @@ func inlineRootRef(m map[string]any, root any) (map[string]any, []string) {
 		if !ok {
 			break
 		}
-		target, ok := resolvePointer(root, ref)
+		target, ok := schematree.Resolve(root, ref)
 		tm, ok2 := target.(map[string]any)
 		if !ok || !ok2 {
 			break
@@ -140,12 +140,12 @@ func inlineRootRef(m map[string]any, root any) (map[string]any, []string) {
 				siblings[k] = v
 			}
 		}
-		merged, ok := mergeKeywords(deepCopy(tm).(map[string]any), siblings)
+		merged, ok := mergeKeywords(schematree.Clone(tm).(map[string]any), siblings)
 		if !ok {
 			break
 		}
-		if name, ok := strings.CutPrefix(ref, "#/$defs/"); ok && !strings.Contains(name, "/") {
-			names = append(names, unescapePointerToken(name))
+		if toks, ok := schematree.ParseRef(ref); ok && len(toks) == 2 && toks[0] == "$defs" {
+			names = append(names, toks[1])
 		}
 		m = merged
 	}
@@ -187,7 +187,7 @@ func mergeKeywords(a, b map[string]any) (map[string]any, bool) {
 					sa, ok1 := pa.(map[string]any)
 					sb, ok2 := bm[name].(map[string]any)
 					if ok1 && ok2 {
-						if merged, ok := mergeKeywords(deepCopy(sa).(map[string]any), sb); ok {
+						if merged, ok := mergeKeywords(schematree.Clone(sa).(map[string]any), sb); ok {
 							am[name] = merged
 							continue
 						}
@@ -224,14 +224,6 @@ func mergeKeywords(a, b map[string]any) (map[string]any, bool) {
 	return a, true
 }
 
-// unescapePointerToken decodes one JSON pointer token of a URI fragment.
-func unescapePointerToken(tok string) string {
-	if u, err := url.PathUnescape(tok); err == nil {
-		tok = u
-	}
-	return strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-}
-
 // pruneDefs deletes the $defs entries in candidates that nothing reachable
 // from the document body references any more (a non-recursive target that
 // was inlined).
@@ -242,32 +234,17 @@ func pruneDefs(body map[string]any, defs map[string]any, candidates []string) {
 	reached := map[string]bool{}
 	var visit func(s any)
 	visit = func(s any) {
-		switch x := s.(type) {
-		case map[string]any:
-			for k, v := range x {
-				switch k {
-				case "$ref":
-					ref, _ := v.(string)
-					name, ok := strings.CutPrefix(ref, "#/$defs/")
-					if !ok {
-						continue
-					}
-					name, _, _ = strings.Cut(name, "/")
-					name = unescapePointerToken(name)
-					if !reached[name] {
-						reached[name] = true
-						visit(defs[name])
-					}
-				case "const", "enum", "default", "examples", "$defs":
-				default:
-					visit(v)
-				}
+		schematree.Walk(s, func(_ string, c schematree.Child) bool {
+			if c.Keyword == "$defs" {
+				return false // reached only through a reference
 			}
-		case []any:
-			for _, v := range x {
-				visit(v)
+			ref, _ := schematree.Ref(c.Schema)
+			if toks, ok := schematree.ParseRef(ref); ok && len(toks) >= 2 && toks[0] == "$defs" && !reached[toks[1]] {
+				reached[toks[1]] = true
+				visit(defs[toks[1]])
 			}
-		}
+			return true
+		})
 	}
 	visit(body)
 	for _, name := range candidates {
@@ -374,7 +351,7 @@ func namespace(doc any, ns string, defs map[string]any) any {
 	if !ok {
 		return doc
 	}
-	m = deepCopy(m).(map[string]any)
+	m = schematree.Clone(m).(map[string]any)
 	delete(m, "$schema")
 	local := map[string]any{}
 	for _, key := range []string{"$defs", "definitions"} {
@@ -404,32 +381,19 @@ func namespace(doc any, ns string, defs map[string]any) any {
 		defs[ns+"__"+name] = s
 	}
 	if needRoot {
-		defs[ns] = deepCopy(m)
+		defs[ns] = schematree.Clone(m)
 	}
 	return m
 }
 
-// rewriteRefs rewrites every "$ref" in a schema tree in place. Instance data
-// (const, enum, default, examples) is not walked.
+// rewriteRefs rewrites every "$ref" in a schema tree in place.
 func rewriteRefs(s any, f func(string) string) {
-	switch x := s.(type) {
-	case map[string]any:
-		for k, v := range x {
-			switch k {
-			case "$ref":
-				if r, ok := v.(string); ok {
-					x[k] = f(r)
-				}
-			case "const", "enum", "default", "examples":
-			default:
-				rewriteRefs(v, f)
-			}
+	schematree.Walk(s, func(_ string, c schematree.Child) bool {
+		if ref, ok := schematree.Ref(c.Schema); ok {
+			c.Schema.(map[string]any)["$ref"] = f(ref)
 		}
-	case []any:
-		for _, v := range x {
-			rewriteRefs(v, f)
-		}
-	}
+		return true
+	})
 }
 
 // argSplitter splits flat tool arguments by key.
@@ -538,25 +502,6 @@ func decodeJSON(raw []byte) (any, error) {
 		return nil, err
 	}
 	return v, nil
-}
-
-func deepCopy(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = deepCopy(e)
-		}
-		return m
-	case []any:
-		s := make([]any, len(x))
-		for i, e := range x {
-			s[i] = deepCopy(e)
-		}
-		return s
-	default:
-		return v
-	}
 }
 
 func sortedKeys(m map[string]any) []string {

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
+	"stitchkit.dev/stitchkit/internal/schematree"
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
 
@@ -93,68 +93,38 @@ func isTyped(s any) bool {
 // Items, combinators and additionalProperties add no path segment; $defs
 // add "$defs.NAME".
 func walkProperties(s any, prefix string, f func(path string, s any)) {
-	m, ok := s.(map[string]any)
-	if !ok {
-		return
-	}
-	if props, ok := m["properties"].(map[string]any); ok {
-		for _, k := range sortedKeys(props) {
-			f(prefix+"."+k, props[k])
-			walkProperties(props[k], prefix+"."+k, f)
-		}
-	}
-	if pp, ok := m["patternProperties"].(map[string]any); ok {
-		for _, k := range sortedKeys(pp) {
-			walkProperties(pp[k], prefix, f)
-		}
-	}
-	for _, k := range []string{"$defs", "definitions"} {
-		if defs, ok := m[k].(map[string]any); ok {
-			for _, name := range sortedKeys(defs) {
-				walkProperties(defs[name], prefix+".$defs."+name, f)
-			}
-		}
-	}
-	for _, k := range []string{"items", "additionalProperties", "not", "if", "then", "else", "contains"} {
-		walkProperties(m[k], prefix, f)
-	}
-	for _, k := range []string{"allOf", "anyOf", "oneOf", "prefixItems"} {
-		if l, ok := m[k].([]any); ok {
-			for _, b := range l {
-				walkProperties(b, prefix, f)
-			}
+	for _, c := range schematree.Children(s) {
+		switch c.Keyword {
+		case "properties":
+			f(prefix+"."+c.Name, c.Schema)
+			walkProperties(c.Schema, prefix+"."+c.Name, f)
+		case "$defs", "definitions":
+			walkProperties(c.Schema, prefix+".$defs."+c.Name, f)
+		default:
+			walkProperties(c.Schema, prefix, f)
 		}
 	}
 }
 
-// walkFormats calls f for every "format" keyword in a schema tree.
+// walkFormats calls f for every "format" keyword in a schema tree, with a
+// path that names the property (input.field.sub) or the keyword
+// (input.items, input.allOf[0], input.$defs.NAME) leading to it.
 func walkFormats(s any, path string, f func(path, format string)) {
-	m, ok := s.(map[string]any)
-	if !ok {
-		return
-	}
-	if format, ok := m["format"].(string); ok {
-		f(path, format)
-	}
-	for _, k := range schemaValued {
-		walkFormats(m[k], path+"."+k, f)
-	}
-	for _, k := range schemaLists {
-		if l, ok := m[k].([]any); ok {
-			for i, b := range l {
-				walkFormats(b, path+"."+k+"["+strconv.Itoa(i)+"]", f)
-			}
+	if m, ok := s.(map[string]any); ok {
+		if format, ok := m["format"].(string); ok {
+			f(path, format)
 		}
 	}
-	for _, k := range schemaMaps {
-		if mm, ok := m[k].(map[string]any); ok {
-			for _, name := range sortedKeys(mm) {
-				seg := name
-				if k != "properties" {
-					seg = k + "." + name
-				}
-				walkFormats(mm[name], strings.TrimPrefix(path+"."+seg, "."), f)
-			}
+	for _, c := range schematree.Children(s) {
+		switch {
+		case c.Keyword == "properties":
+			walkFormats(c.Schema, path+"."+c.Name, f)
+		case c.Index >= 0:
+			walkFormats(c.Schema, path+"."+c.Keyword+"["+strconv.Itoa(c.Index)+"]", f)
+		case schematree.KeywordKind(c.Keyword) == schematree.Map:
+			walkFormats(c.Schema, path+"."+c.Keyword+"."+c.Name, f)
+		default:
+			walkFormats(c.Schema, path+"."+c.Keyword, f)
 		}
 	}
 }

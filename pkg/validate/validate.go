@@ -38,6 +38,9 @@ import (
 type Validator struct {
 	digest graph.Digest
 	schema *jsonschema.Schema
+	// hasDefaults is computed once at compile time, so ApplyDefaults on a
+	// schema without defaults does not walk anything.
+	hasDefaults bool
 }
 
 // Digest returns the digest of the schema v was compiled from (empty when
@@ -100,7 +103,7 @@ func Compile(schema []byte) (*Validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}
-	return &Validator{schema: s}, nil
+	return &Validator{schema: s, hasDefaults: reachesDefault(s, map[*jsonschema.Schema]bool{})}, nil
 }
 
 func newCompiler() *jsonschema.Compiler {

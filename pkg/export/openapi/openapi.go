@@ -56,7 +56,6 @@ package openapi
 import (
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -114,10 +113,6 @@ type opSchemas struct {
 
 func build(g *graph.Graph, opts *Options) (map[string]any, error) {
 	routes := project.HTTPRoutes(g, project.HTTPOptions{Prefix: opts.Prefix})
-	status := map[string]int{}
-	for _, e := range g.ErrorRegistry() {
-		status[e.Code] = e.Status
-	}
 
 	// Register every schema first: component names depend on all of them.
 	h := schemas.NewHoister("#/components/schemas/", "")
@@ -165,7 +160,7 @@ func build(g *graph.Graph, opts *Options) (map[string]any, error) {
 			return nil, fmt.Errorf("openapi: operations %s and %s share operationId %q", prev, op.ID(), operationID)
 		}
 		opIDs[operationID] = op.ID()
-		o, err := operation(op, r.Path, uses[i], status)
+		o, err := operation(g, op, r.Path, uses[i])
 		if err != nil {
 			return nil, err
 		}
@@ -245,7 +240,7 @@ func build(g *graph.Graph, opts *Options) (map[string]any, error) {
 	return doc, nil
 }
 
-func operation(op *graph.Operation, path string, s opSchemas, status map[string]int) (map[string]any, error) {
+func operation(g *graph.Graph, op *graph.Operation, path string, s opSchemas) (map[string]any, error) {
 	o := map[string]any{
 		"tags":              []any{op.Service},
 		"x-stitchkit-scope": op.Scope,
@@ -301,11 +296,17 @@ func operation(op *graph.Operation, path string, s opSchemas, status map[string]
 		if !isObj {
 			return nil, fmt.Errorf("openapi: %s: #query is not an object schema", op.ID())
 		}
+		// Which query fields are lists (repeated keys) is the projector's
+		// fact, the one the HTTP mount decodes query strings with.
+		wire, err := project.NewWireObject(g.Schema(op.Query))
+		if err != nil {
+			return nil, fmt.Errorf("openapi: %s: #query: %w", op.ID(), err)
+		}
 		for _, p := range list {
 			qp := map[string]any{
 				"name": p.Name, "in": "query", "required": p.Required, "schema": p.Schema,
 			}
-			if isArray(p.Schema) {
+			if f := wire.Field(p.Name); f != nil && f.List {
 				qp["style"] = "form"
 				qp["explode"] = true
 			}
@@ -336,25 +337,17 @@ func operation(op *graph.Operation, path string, s opSchemas, status map[string]
 	default:
 		responses["204"] = map[string]any{"description": "No content"}
 	}
-	codes := map[int][]string{
-		400: {"BAD_REQUEST", "VALIDATION_ERROR"},
-		500: {"INTERNAL_SERVER_ERROR"},
+	// The codes a route can answer are the projector's fact, the one the
+	// runner enforces on handlers.
+	answers, err := project.OperationErrors(g, op)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: %s: %w", op.ID(), err)
 	}
-	if op.Scope != "public" {
-		codes[401] = []string{"UNAUTHORIZED"}
-		codes[403] = []string{"FORBIDDEN"}
-	}
-	for _, c := range op.Errors {
-		st, ok := status[c]
-		if !ok {
-			return nil, fmt.Errorf("openapi: %s: error code %s is not in the error registry", op.ID(), c)
-		}
-		if !slices.Contains(codes[st], c) {
-			codes[st] = append(codes[st], c)
-		}
+	codes := map[int][]string{}
+	for _, e := range answers {
+		codes[e.Status] = append(codes[e.Status], e.Code)
 	}
 	for st, list := range codes {
-		graph.SortUTF16(list)
 		responses[strconv.Itoa(st)] = errorResponse(st, list)
 	}
 	o["responses"] = responses
@@ -363,42 +356,12 @@ func operation(op *graph.Operation, path string, s opSchemas, status map[string]
 
 // errorResponse documents the HTTP error envelope for codes sharing status.
 func errorResponse(status int, codes []string) map[string]any {
-	enum := make([]any, len(codes))
-	for i, c := range codes {
-		enum[i] = c
-	}
 	text := http.StatusText(status)
 	if text == "" {
 		text = "Error " + strconv.Itoa(status)
 	}
 	return map[string]any{
 		"description": text + " (" + strings.Join(codes, ", ") + ")",
-		"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{
-			"type":     "object",
-			"required": []any{"error"},
-			"properties": map[string]any{"error": map[string]any{
-				"type":     "object",
-				"required": []any{"code", "message"},
-				"properties": map[string]any{
-					"code":    map[string]any{"type": "string", "enum": enum},
-					"message": map[string]any{"type": "string"},
-					"details": map[string]any{"type": "object"},
-				},
-			}},
-		}}},
+		"content":     map[string]any{"application/json": map[string]any{"schema": project.ErrorEnvelopeSchema(codes)}},
 	}
-}
-
-func isArray(s any) bool {
-	m, ok := s.(map[string]any)
-	if !ok {
-		return false
-	}
-	switch t := m["type"].(type) {
-	case string:
-		return t == "array"
-	case []any:
-		return slices.Contains(t, any("array"))
-	}
-	return false
 }
