@@ -208,13 +208,6 @@ type RealtimeDriverOptions struct {
 	HandlerCalls func() int
 }
 
-// RejectionError is implemented by errors that carry a realtime rejection,
-// such as an outbound packet refused locally at the call site.
-type RejectionError interface {
-	error
-	RealtimeRejection() Rejection
-}
-
 // NewRealtimeDriver returns the REALTIME driver over a transport the
 // caller owns. Each invocation binds afresh with a rejection slot of its
 // own, so a rejection that arrives late from an earlier probe lands in that
@@ -237,8 +230,10 @@ type RejectionError interface {
 //     transport was connected before invoking, else before-invoke;
 //   - REALTIME_REQUEST_TIMEOUT: timeout;
 //   - the probe context's own error: aborted;
-//   - a [RejectionError]: realtime_rejected with its rejection and code
-//     (REALTIME_CONTRACT_VIOLATION when it has none);
+//   - a [mount.Error] whose details hold a valid rejection (direction,
+//     phase, reason, fault), such as an outbound packet refused locally at
+//     the call site: realtime_rejected with that rejection and the error's
+//     code (REALTIME_CONTRACT_VIOLATION when it has none);
 //   - anything else: domain_error with its code, if any, and its message
 //     as diagnostic.
 //
@@ -318,7 +313,6 @@ func (d *realtimeDriver) Invoke(ctx context.Context, fixture any) (obs Observati
 		return withCalls(Observation{Outcome: OutcomeSuccess, Data: value}), nil
 	}
 	code := errorCode(ierr)
-	var rerr RejectionError
 	switch {
 	case rejected != nil:
 		c := rejected.Code
@@ -339,17 +333,31 @@ func (d *realtimeDriver) Invoke(ctx context.Context, fixture any) (obs Observati
 		return withCalls(Observation{Outcome: OutcomeTimeout, Code: code}), nil
 	case ctx.Err() != nil && (errors.Is(ierr, ctx.Err()) || errors.Is(ierr, context.Cause(ctx))):
 		return withCalls(Observation{Outcome: OutcomeAborted}), nil
-	case errors.As(ierr, &rerr):
+	}
+	if r, ok := detailsRejection(ierr); ok {
 		if code == "" {
 			code = CodeRealtimeContractViolation
 		}
-		return withCalls(rejectedObservation(rerr.RealtimeRejection(), code)), nil
+		return withCalls(rejectedObservation(r, code)), nil
 	}
 	return withCalls(Observation{Outcome: OutcomeDomainError, Code: code, Diagnostic: ierr.Error()}), nil
 }
 
 func rejectedObservation(r Rejection, code string) Observation {
 	return Observation{Outcome: OutcomeRealtimeRejected, Code: code, Rejection: &r}
+}
+
+// detailsRejection reads a rejection from the details of the first
+// [mount.Error] in err's chain.
+func detailsRejection(err error) (Rejection, bool) {
+	e, ok := mount.AsError(err)
+	if !ok {
+		return Rejection{}, false
+	}
+	str := func(k string) string { s, _ := e.Details[k].(string); return s }
+	r := Rejection{Direction: RejectionDirection(str("direction")), Phase: RejectionPhase(str("phase")),
+		Reason: RejectionReason(str("reason")), Fault: RejectionFault(str("fault"))}
+	return r, r.Validate() == nil
 }
 
 // errorCode is the registry code of the first [mount.Error] in err's chain.

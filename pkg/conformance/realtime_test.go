@@ -283,11 +283,6 @@ func TestDefineRealtimeProbeValidation(t *testing.T) {
 	}
 }
 
-type localViolation struct{ rej conformance.Rejection }
-
-func (e localViolation) Error() string                            { return "outbound arguments refused" }
-func (e localViolation) RealtimeRejection() conformance.Rejection { return e.rej }
-
 // The remaining normalisation rules, straight on the driver.
 func TestRealtimeDriverNormalisation(t *testing.T) {
 	f := newFakeTransport()
@@ -322,8 +317,14 @@ func TestRealtimeDriverNormalisation(t *testing.T) {
 			conformance.Observation{Outcome: conformance.OutcomeAborted}},
 		{"aborted in flight", context.Background(), func(context.Context, *fakeTransport) (any, error) { return nil, context.Canceled },
 			conformance.Observation{Outcome: conformance.OutcomeDomainError, Diagnostic: "context canceled"}},
-		{"local violation", context.Background(), func(context.Context, *fakeTransport) (any, error) { return nil, localViolation{outbound} },
+		{"local violation", context.Background(), func(context.Context, *fakeTransport) (any, error) {
+			return nil, &mount.Error{Code: conformance.CodeRealtimeContractViolation, Message: "invalid arguments for \"watch\"",
+				Details: map[string]any{"event": "watch", "direction": "client-outbound", "phase": "arguments", "reason": "invalid-arguments", "fault": "local"}}
+		},
 			conformance.Observation{Outcome: conformance.OutcomeRealtimeRejected, Code: conformance.CodeRealtimeContractViolation, Rejection: &outbound}},
+		{"details without a rejection", context.Background(), func(context.Context, *fakeTransport) (any, error) {
+			return nil, &mount.Error{Code: conformance.CodeRealtimeContractViolation, Message: "bad", Details: map[string]any{"direction": "client-outbound"}}
+		}, conformance.Observation{Outcome: conformance.OutcomeDomainError, Code: conformance.CodeRealtimeContractViolation, Diagnostic: "REALTIME_CONTRACT_VIOLATION: bad"}},
 		{"domain error", context.Background(), func(context.Context, *fakeTransport) (any, error) {
 			return nil, mount.NewError("TASK_NOT_FOUND", "Task not found")
 		},
