@@ -15,7 +15,20 @@ cd "$(dirname "$0")/.."
 COUNT="${BENCH_COUNT:-5}"
 COMPARISONS=(
 	"compile-vs-cue-export BenchmarkCompileVsCUEExport 2.0 ./bench"
+	"http-vs-nethttp BenchmarkHTTPVsNetHTTP 1.15 ./bench"
+	"http-vs-huma BenchmarkHTTPVsHuma 0.9 ./bench"
 )
+# allocs prints, on stderr (the TSV on stdout stays three columns), the
+# median allocations per operation of both sides of a comparison whose
+# benchmark calls b.ReportAllocs (the HTTP rows: allocations per request).
+allocs() {
+	local a b
+	a="$(awk -v b="$2" '$1 ~ "^"b"/ours(#[0-9]+)?(-[0-9]+)?$" && $NF == "allocs/op" {print $(NF-1)}' <<<"$3" | median)"
+	b="$(awk -v b="$2" '$1 ~ "^"b"/peer(#[0-9]+)?(-[0-9]+)?$" && $NF == "allocs/op" {print $(NF-1)}' <<<"$3" | median)"
+	if [[ -n "$a" && -n "$b" ]]; then
+		printf '%s: allocs/op ours %s, peer %s\n' "$1" "$a" "$b" >&2
+	fi
+}
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 for row in "${COMPARISONS[@]}"; do
 	read -r name bench goal pkg <<<"$row"
@@ -32,4 +45,5 @@ for row in "${COMPARISONS[@]}"; do
 		printf '%s: median ours %s ns/op, peer %s ns/op\n' "$name" "$o" "$p" >&2
 	fi
 	printf '%s\t%s\t%s\n' "$name" "$(awk -v o="$o" -v p="$p" 'BEGIN {printf "%.2f", o/p}')" "$goal"
+	allocs "$name" "$bench" "$out"
 done

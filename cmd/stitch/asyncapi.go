@@ -16,9 +16,9 @@ func newAsyncAPICommand(env *cliEnv) *cobra.Command {
 		output string
 	)
 	cmd := &cobra.Command{
-		Use:   "asyncapi DIR",
+		Use:   "asyncapi [DIR]",
 		Short: "Print the AsyncAPI 3.0 document of a contract's realtime contracts",
-		Long: `asyncapi compiles the contract in DIR and prints the AsyncAPI 3.0.0 JSON
+		Long: `asyncapi compiles the contract in DIR (default ".") and prints the AsyncAPI 3.0.0 JSON
 document of its realtime contracts: one channel per contract at
 PREFIX/<contract> (/realtime/<contract> by default, as stitch serve mounts
 them), a send or receive operation per event and acks as replies.
@@ -26,9 +26,9 @@ them), a send or receive operation per event and acks as replies.
 Exit codes: 0 success, 1 contract errors (diagnostics on stderr) or a
 failed write, 2 usage error.`,
 		Example: `  stitch asyncapi contracts -o asyncapi.json`,
-		Args:    cobra.ExactArgs(1),
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			g, err := compileForExport(cmd, env, args[0])
+			g, err := compileForExport(cmd, env, dirArg(args))
 			if err != nil {
 				return err
 			}

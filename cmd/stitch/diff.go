@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/compile"
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/review"
@@ -143,7 +144,7 @@ func loadSide(ctx context.Context, arg string) (*graph.Graph, error) {
 		}
 		return graph.Load(data)
 	}
-	g, err := compile.Compile(ctx, arg)
+	g, err := check.Compile(ctx, arg)
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +273,7 @@ func loadGit(ctx context.Context, ref, dir string) (*graph.Graph, error) {
 		return nil, fmt.Errorf("%s holds no .cue file at %s", ref, inRepo)
 	}
 	contractDir := filepath.Join(tmp, filepath.FromSlash(inRepo))
-	g, err := compile.Compile(ctx, contractDir)
+	g, err := check.Compile(ctx, contractDir)
 	if err != nil {
 		var ce *compile.Error
 		if errors.As(err, &ce) {

@@ -81,8 +81,8 @@ func TestExportCommandFailures(t *testing.T) {
 		if !strings.Contains(errOut, "tasks.cue:") {
 			t.Errorf("%s: diagnostics lack a position: %s", cmd, errOut)
 		}
-		if code, _, _ := runStitch(cmd); code != exitUsage {
-			t.Errorf("%s without DIR: exit %d, want %d", cmd, code, exitUsage)
+		if code, _, _ := runStitch(cmd, bad, bad); code != exitUsage {
+			t.Errorf("%s with two DIRs: exit %d, want %d", cmd, code, exitUsage)
 		}
 		if code, _, _ := runStitch(cmd, bad, "--nope"); code != exitUsage {
 			t.Errorf("%s with an unknown flag: exit %d, want %d", cmd, code, exitUsage)

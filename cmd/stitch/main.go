@@ -2,12 +2,14 @@
 //
 // Its interface is stable (tests and CI depend on it); see DESIGN §6:
 //
-//	stitch vet DIR                      exit 0 clean; 1 with file:line:col diagnostics on stderr
-//	stitch compile DIR [-o graph.json]  canonical graph JSON
-//	stitch manifest DIR [-o FILE] [--check FILE]
+//	stitch vet [DIR]                      exit 0 clean; 1 with file:line:col diagnostics on stderr
+//	stitch compile [DIR] [-o graph.json]  canonical graph JSON
+//	stitch manifest [DIR] [-o FILE] [--check FILE]
 //	stitch diff OLD NEW [--format text|json|markdown|githubactions]
-//	stitch openapi DIR | stitch asyncapi DIR
-//	stitch init [DIR]
+//	stitch openapi [DIR] | stitch asyncapi [DIR]
+//	stitch init [DIR] | stitch init --upgrade [DIR]
+//
+// DIR defaults to the current directory.
 //
 // Exit codes: 0 success, 1 contract errors or a failed check, 2 usage
 // errors, 100 breaking changes found (diff only).

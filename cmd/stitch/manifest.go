@@ -13,18 +13,18 @@ func init() {
 	commandFactories = append(commandFactories, func(env *cliEnv) *cobra.Command {
 		var out, check, prefix string
 		cmd := &cobra.Command{
-			Use:   "manifest DIR",
+			Use:   "manifest [DIR]",
 			Short: "Write or check the surface manifest v2 of a contract",
-			Long: `manifest compiles the contract in DIR and writes its surface manifest v2 —
+			Long: `manifest compiles the contract in DIR (default ".") and writes its surface manifest v2 —
 every HTTP route, tool surface, realtime event and CLI-only command, each
 schema as a digest — to stdout, or to the file named by -o.
 
 With --check FILE it compares the manifest with a committed one instead
 and exits 1 when they differ, printing which operation, surface or event
 field drifted (-committed +built). Regenerate with -o and review the diff.`,
-			Args: cobra.ExactArgs(1),
+			Args: cobra.MaximumNArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				g, err := compileDir(cmd.Context(), args[0], env.stderr)
+				g, err := compileDir(cmd.Context(), dirArg(args), env.stderr)
 				if err != nil {
 					return err
 				}
@@ -43,7 +43,7 @@ field drifted (-committed +built). Regenerate with -o and review the diff.`,
 					}
 					if diff, equal := conformance.CompareManifest(want, m); !equal {
 						fmt.Fprintf(env.stdout, "%s\n", diff)
-						return exitWith(exitFailure, fmt.Errorf("surface manifest of %s drifted from %s (-committed +built); regenerate it with `stitch manifest %s -o %s` and review the diff", args[0], check, args[0], check))
+						return exitWith(exitFailure, fmt.Errorf("surface manifest of %s drifted from %s (-committed +built); regenerate it with `stitch manifest %s -o %s` and review the diff", dirArg(args), check, dirArg(args), check))
 					}
 					if out == "" {
 						return nil

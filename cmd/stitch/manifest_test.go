@@ -63,8 +63,8 @@ func TestManifestCommand(t *testing.T) {
 		t.Errorf("old version: exit %d: %s", code, stderr.String())
 	}
 
-	if code := run([]string{"manifest"}, &stdout, &stderr); code != exitUsage {
-		t.Errorf("no DIR: exit %d", code)
+	if code := run([]string{"manifest", dir, dir}, &stdout, &stderr); code != exitUsage {
+		t.Errorf("two DIRs: exit %d", code)
 	}
 	if code := run([]string{"manifest", filepath.Join(t.TempDir(), "missing")}, &stdout, &stderr); code != exitFailure {
 		t.Errorf("missing DIR: exit %d", code)

@@ -17,18 +17,18 @@ func newOpenAPICommand(env *cliEnv) *cobra.Command {
 		output string
 	)
 	cmd := &cobra.Command{
-		Use:   "openapi DIR",
+		Use:   "openapi [DIR]",
 		Short: "Print the OpenAPI 3.1 document of a contract's HTTP surface",
-		Long: `openapi compiles the contract in DIR and prints the OpenAPI 3.1.0 JSON
+		Long: `openapi compiles the contract in DIR (default ".") and prints the OpenAPI 3.1.0 JSON
 document of its HTTP projection: the same routes the HTTP mount serves and
 the manifest records (so pass the same --prefix the mount uses).
 
 Exit codes: 0 success, 1 contract errors (diagnostics on stderr) or a
 failed write, 2 usage error.`,
 		Example: `  stitch openapi contracts --prefix /api -o openapi.json`,
-		Args:    cobra.ExactArgs(1),
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			g, err := compileForExport(cmd, env, args[0])
+			g, err := compileForExport(cmd, env, dirArg(args))
 			if err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -106,16 +107,53 @@ func TestVetExamples(t *testing.T) {
 		if stdout.String() != "ok\n" {
 			t.Errorf("stitch vet %s: stdout %q, want \"ok\\n\"", dir, stdout.String())
 		}
+		// schema/ of this module is the built-in language: no warning.
+		if stderr.Len() != 0 {
+			t.Errorf("stitch vet %s: stderr %q", dir, stderr.String())
+		}
 	}
 }
 
 func TestVetUsage(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"vet"}, &stdout, &stderr); code != exitUsage {
-		t.Errorf("vet without DIR: exit %d, want %d", code, exitUsage)
+	if code := run([]string{"vet", "a", "b"}, &stdout, &stderr); code != exitUsage {
+		t.Errorf("vet with two DIRs: exit %d, want %d", code, exitUsage)
 	}
 	if code := run([]string{"vet", filepath.Join(t.TempDir(), "missing")}, &stdout, &stderr); code != exitFailure {
 		t.Errorf("vet of a missing dir: exit %d, want %d", code, exitFailure)
+	}
+}
+
+// TestDefaultDir: every command taking one contract directory uses the
+// current directory when none is given, with the same output (and
+// diagnostics naming files relative to it).
+func TestDefaultDir(t *testing.T) {
+	minimal, err := filepath.Abs("../../examples/minimal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"vet", "compile", "manifest", "openapi", "asyncapi"} {
+		var given, stderr bytes.Buffer
+		if code := run([]string{cmd, minimal}, &given, &stderr); code != exitOK {
+			t.Fatalf("%s DIR: exit %d\n%s", cmd, code, stderr.String())
+		}
+		t.Run(cmd, func(t *testing.T) {
+			t.Chdir(minimal)
+			var dot bytes.Buffer
+			if code := run([]string{cmd}, &dot, &stderr); code != exitOK {
+				t.Fatalf("%s: exit %d\n%s", cmd, code, stderr.String())
+			}
+			if !bytes.Equal(dot.Bytes(), given.Bytes()) || dot.Len() == 0 {
+				t.Errorf("%s without DIR printed %q, with DIR %q", cmd, dot.String(), given.String())
+			}
+		})
+	}
+	bad := filepath.Join(t.TempDir(), "bad")
+	writeFile(t, filepath.Join(bad, "c.cue"), []byte("package c\n\nimport \"stitchkit.dev/stitchkit/schema\"\n\nschema.#Contract & {name: \"c\", version: \"1.0.0\", errors: X_Y: {status: 600, message: \"m\"}}\n"))
+	t.Chdir(bad)
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"vet"}, &stdout, &stderr); code != exitFailure || !strings.HasPrefix(stderr.String(), "c.cue:5:") {
+		t.Errorf("vet in a broken contract: exit %d, stderr %q", code, stderr.String())
 	}
 }
 
@@ -221,5 +259,53 @@ func TestExportDiagnosticsRelativeToCwd(t *testing.T) {
 		if !strings.HasPrefix(stderr.String(), "bad/c.cue:5:") {
 			t.Errorf("%s: stderr %q, want diagnostics at bad/c.cue:5:", cmd, stderr.String())
 		}
+	}
+}
+
+// problemMatcher is the editor problem-matcher pattern
+// docs/contract-language.md documents for stitch vet's output.
+var problemMatcher = regexp.MustCompile(`^\s*(.+):(\d+):(\d+): (\S+): (.*)$`)
+
+// TestProblemMatcher: every line of every golden diagnostic — primary
+// and related — is matched by the documented pattern, and names a file
+// of its archive, a positive line and column, and a rule.
+func TestProblemMatcher(t *testing.T) {
+	archives, err := filepath.Glob("../../testdata/invalid/*.txtar")
+	if err != nil || len(archives) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	related := 0
+	for _, path := range archives {
+		ar, err := txtar.ParseFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files := map[string]bool{}
+		var want string
+		for _, f := range ar.Files {
+			files[f.Name] = true
+			if f.Name == "want/diagnostics" {
+				want = string(f.Data)
+			}
+		}
+		for _, line := range strings.Split(strings.TrimSuffix(want, "\n"), "\n") {
+			m := problemMatcher.FindStringSubmatch(line)
+			if m == nil {
+				t.Errorf("%s: line %q does not match the problem matcher", filepath.Base(path), line)
+				continue
+			}
+			if strings.HasPrefix(line, "\t") {
+				related++
+			}
+			if !files[m[1]] && !strings.HasPrefix(m[1], "contract/cue.mod/") {
+				t.Errorf("%s: line %q names file %q, not in the archive", filepath.Base(path), line, m[1])
+			}
+			if m[2] == "0" || m[3] == "0" {
+				t.Errorf("%s: line %q has no position", filepath.Base(path), line)
+			}
+		}
+	}
+	if related == 0 {
+		t.Error("no related line in the corpus")
 	}
 }

@@ -130,10 +130,10 @@ func (c *compiler) build() *graph.Graph {
 			s.Prefix = "/" + name
 		}
 		if seg := uncleanSegment(s.Prefix); seg != "" {
-			c.report(c.index.lookup(join(sp, "prefix")), "path-clean", "%s: prefix %q has a %q segment; net/http serves only clean paths: remove it", sp, s.Prefix, seg)
+			c.reportAt(join(sp, "prefix"), "path-clean", "%s: prefix %q has a %q segment; net/http serves only clean paths: remove it", sp, s.Prefix, seg)
 		}
 		if name == "runtime" {
-			c.report(c.index.lookup(sp), "service-name", "%s: the service name \"runtime\" is reserved (selection patterns name runtime tools as runtime.NAME): rename the service", sp)
+			c.reportAt(sp, "service-name", "%s: the service name \"runtime\" is reserved (selection patterns name runtime tools as runtime.NAME): rename the service", sp)
 		}
 		if s.Scope == "" {
 			s.Scope = "public"

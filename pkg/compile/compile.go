@@ -2,8 +2,12 @@
 // [graph.Graph]: it loads the package with cue/load, checks it against the
 // contract language (package stitchkit.dev/stitchkit/schema), generates one
 // canonical JSON Schema 2020-12 document per schema node, and runs the graph
-// checks CUE cannot express (cross references, route and tool-name
-// collisions, JSON Schema representability).
+// checks CUE cannot express that need no projection (cross references,
+// path parameters, unknown definition fields, JSON Schema
+// representability). The checks that need the projector — route
+// conflicts, tool names and surfaces, MCP policy — live one layer up, in
+// package stitchkit.dev/stitchkit/pkg/check, which is what `stitch vet`
+// runs; the compiler never imports the projector.
 //
 // Start with [Compile]:
 //
@@ -16,8 +20,11 @@
 //	}
 //	out, _ := g.Encode() // graph.json
 //
-// Every contract mistake is a positioned [Diagnostic]; all of them are
-// reported at once, sorted by position. The compiler never panics: an
+// Every contract mistake is a positioned [Diagnostic] (with its CUE path,
+// and the other places a two-party mistake involves); all of them are
+// reported at once, sorted by position. [Analyze] returns the whole
+// [Result] — the graph built from every intact node, diagnostics and
+// warnings — for a layer that adds checks of its own. The compiler never panics: an
 // internal failure becomes an error naming the contract directory.
 //
 // Output is deterministic: the graph bytes depend only on the contract's
@@ -26,7 +33,7 @@
 package compile
 
 import (
-	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -75,11 +82,40 @@ type Diagnostic struct {
 	Rule string
 	// Message says what is wrong and, where it helps, how to fix it.
 	Message string
+	// Path is the CUE path of the node the mistake is about
+	// ("services.tasks.operations.list.path"), "" when there is none
+	// (a file without a package clause).
+	Path string
+	// Related are the other places a two-party mistake involves — the
+	// other route of a duplicate, the other operation with the same tool
+	// name, the other declaration of a conflicting value — in source
+	// order. Empty for a mistake that has one place.
+	Related []Related
 }
 
-// String formats d as "file:line:col: rule: message".
+// Related is another place a [Diagnostic] involves.
+type Related struct {
+	// Pos is the place, relative to the contract directory like
+	// Diagnostic.Pos.
+	Pos graph.Pos
+	// Path is the CUE path of the node there.
+	Path string
+	// Message says what is there ("services.books.operations.bySlug
+	// serves GET /books/{slug}").
+	Message string
+}
+
+// String formats d as "file:line:col: rule: message", followed by one
+// line per related place, each starting with a tab and in the same form:
+//
+//	c.cue:9:24: duplicate-route: books.get: route GET /books/{id} is also served by books.bySlug ...
+//		c.cue:10:27: duplicate-route: books.bySlug serves GET /books/{slug}
 func (d Diagnostic) String() string {
-	return d.Pos.String() + ": " + d.Rule + ": " + d.Message
+	s := d.Pos.String() + ": " + d.Rule + ": " + d.Message
+	for _, r := range d.Related {
+		s += "\n\t" + r.Pos.String() + ": " + d.Rule + ": " + r.Message
+	}
+	return s
 }
 
 // Error is returned when a contract has mistakes. It holds every
@@ -104,6 +140,12 @@ func (e *Error) Error() string {
 
 // Compile loads the CUE package in dir and compiles it into a graph.
 //
+// Compile reports the contract's own mistakes: CUE's errors and the
+// graph checks that need no projection. The checks that need the
+// projector (route conflicts, tool names and surfaces, MCP policy) are
+// made by package stitchkit.dev/stitchkit/pkg/check, which `stitch vet`
+// uses: call check.Compile for everything `stitch vet` reports.
+//
 // dir is resolved inside its CUE module (the nearest parent holding
 // cue.mod/module.cue). When the module neither is stitchkit.dev/stitchkit
 // nor vendors the schema under cue.mod/pkg, the embedded schema is overlaid,
@@ -112,7 +154,27 @@ func (e *Error) Error() string {
 //
 // Contract mistakes are returned as *[Error]; other failures (unreadable
 // directory, cancelled ctx) as plain errors.
-func Compile(ctx context.Context, dir string) (g *graph.Graph, err error) {
+func Compile(ctx context.Context, dir string) (*graph.Graph, error) {
+	return graphOf(Analyze(ctx, dir))
+}
+
+// graphOf is the graph of a clean compilation, else its error.
+func graphOf(r *Result, err error) (*graph.Graph, error) {
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	return r.Graph, nil
+}
+
+// Analyze compiles the contract in dir like [Compile], and returns
+// everything the compilation found (see [Result]) instead of only a
+// graph: the graph checks run even when CUE reported errors, on the nodes
+// CUE found intact. The error is non-nil only for failures that are not
+// contract mistakes (unreadable directory, cancelled ctx).
+func Analyze(ctx context.Context, dir string) (r *Result, err error) {
 	defer recoverInto(dir, &err)
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -126,6 +188,7 @@ func Compile(ctx context.Context, dir string) (g *graph.Graph, err error) {
 	overlay := map[string]load.Source{}
 	cfg := &load.Config{Dir: abs, Overlay: overlay}
 	root, modFile := findModule(abs)
+	var warning *Diagnostic
 	if root == "" {
 		root = abs
 		overlay[filepath.Join(abs, "cue.mod", "module.cue")] = load.FromString(defaultModuleFile)
@@ -133,14 +196,10 @@ func Compile(ctx context.Context, dir string) (g *graph.Graph, err error) {
 		if err := overlaySchema(overlay, abs); err != nil {
 			return nil, err
 		}
-	} else if !bytes.Contains(modFile, []byte(`"stitchkit.dev/stitchkit`)) {
-		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(schemaPkgDir))); err != nil {
-			if err := overlaySchema(overlay, root); err != nil {
-				return nil, err
-			}
-		}
+	} else if warning, err = vendoredSchema(overlay, abs, root, modFile); err != nil {
+		return nil, err
 	}
-	return compile(ctx, dir, abs, cfg)
+	return compile(ctx, dir, abs, cfg, warning)
 }
 
 // CompileFiles compiles an in-memory contract: files maps slash-separated
@@ -148,7 +207,12 @@ func Compile(ctx context.Context, dir string) (g *graph.Graph, err error) {
 // "cue.mod/module.cue" entry the contract directory is the root of a virtual
 // module; the schema package is always available at its import path.
 // Diagnostics name the paths as given.
-func CompileFiles(ctx context.Context, files map[string][]byte) (g *graph.Graph, err error) {
+func CompileFiles(ctx context.Context, files map[string][]byte) (*graph.Graph, error) {
+	return graphOf(AnalyzeFiles(ctx, files))
+}
+
+// AnalyzeFiles is [Analyze] for an in-memory contract (see [CompileFiles]).
+func AnalyzeFiles(ctx context.Context, files map[string][]byte) (r *Result, err error) {
 	defer recoverInto("(in memory)", &err)
 	overlay := map[string]load.Source{}
 	for name, src := range files {
@@ -161,34 +225,15 @@ func CompileFiles(ctx context.Context, files map[string][]byte) (g *graph.Graph,
 	if _, ok := files["cue.mod/module.cue"]; !ok {
 		overlay[path.Join(virtualRoot, "cue.mod/module.cue")] = load.FromString(defaultModuleFile)
 	}
-	if _, ok := overlay[path.Join(virtualRoot, schemaPkgDir, "contract.cue")]; !ok {
-		if err := overlaySchema(overlay, virtualRoot); err != nil {
-			return nil, err
-		}
+	warning, err := inMemorySchema(overlay, files)
+	if err != nil {
+		return nil, err
 	}
 	cfg := &load.Config{Dir: virtualRoot, ModuleRoot: virtualRoot, Overlay: overlay}
-	return compile(ctx, "(in memory)", virtualRoot, cfg)
+	return compile(ctx, "(in memory)", virtualRoot, cfg, warning)
 }
 
 const defaultModuleFile = "module: \"stitchkit.local/contract@v0\"\nlanguage: version: \"" + CUEVersion + "\"\n"
-
-func overlaySchema(overlay map[string]load.Source, root string) error {
-	entries, err := fs.ReadDir(schema.FS, ".")
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".cue") {
-			continue
-		}
-		b, err := fs.ReadFile(schema.FS, e.Name())
-		if err != nil {
-			return err
-		}
-		overlay[filepath.Join(root, filepath.FromSlash(schemaPkgDir), e.Name())] = load.FromBytes(b)
-	}
-	return nil
-}
 
 // findModule returns the nearest directory at or above dir holding
 // cue.mod/module.cue, and that file's contents.
@@ -224,7 +269,10 @@ var vetOptions = []cue.Option{cue.Attributes(true), cue.Definitions(true), cue.H
 // fields, a runtime tool, ...), the broken ones are skipped, and the graph
 // checks run on what is left, so one run reports everything a user must
 // fix. A graph is returned only when there is no diagnostic at all.
-func compile(ctx context.Context, display, abs string, cfg *load.Config) (*graph.Graph, error) {
+//
+// warning, when set, is the compiler's own warning about the load (a copy
+// of the contract language that differs from the embedded one).
+func compile(ctx context.Context, display, abs string, cfg *load.Config, warning *Diagnostic) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -234,10 +282,13 @@ func compile(ctx context.Context, display, abs string, cfg *load.Config) (*graph
 	}
 	inst := insts[0]
 	c := &compiler{dir: abs, display: display}
+	if warning != nil {
+		c.warnings = append(c.warnings, *warning)
+	}
 	c.index = newPosIndex(abs, inst.Files)
 	if inst.Err != nil {
 		c.loadErrors(inst, cfg)
-		return nil, c.result()
+		return c.result(), nil
 	}
 	c.orphanedFiles(inst)
 	cctx := cuecontext.New()
@@ -246,7 +297,7 @@ func compile(ctx context.Context, display, abs string, cfg *load.Config) (*graph
 	if cerr != nil {
 		if err := v.Err(); err != nil {
 			c.cueErrors(err)
-			return nil, c.result()
+			return c.result(), nil
 		}
 		return nil, fmt.Errorf("contract %s: loading %s: %w", display, schemaImportPath, cerr)
 	}
@@ -278,7 +329,7 @@ func compile(ctx context.Context, display, abs string, cfg *load.Config) (*graph
 	if verr != nil {
 		c.cueErrors(verr)
 		if c.broken[""] {
-			return nil, c.result()
+			return c.result(), nil
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -288,14 +339,11 @@ func compile(ctx context.Context, display, abs string, cfg *load.Config) (*graph
 	c.cue = cctx
 	c.root = v
 	c.schemaDocs = schemaDocs()
-	g := c.build()
-	if len(c.diags) > 0 {
-		return nil, c.result()
-	}
+	c.build()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return g, nil
+	return c.result(), nil
 }
 
 // isBroken reports whether CUE reported an error at node or below it (the
@@ -437,8 +485,8 @@ func (c *compiler) relFile(file string) string {
 const schemaImportPath = "stitchkit.dev/stitchkit/schema"
 
 // contractDefinition returns schema.#Contract: from the package's own
-// import of the schema when it has one (so a vendored copy is the one
-// checked against), else from the schema the module resolves.
+// import of the schema when it has one, else from the schema the module
+// resolves (both are the embedded language, overlaid over any copy).
 func contractDefinition(cctx *cue.Context, inst *build.Instance, cfg *load.Config) (cue.Value, error) {
 	var si *build.Instance
 	for _, imp := range inst.Imports {
@@ -675,6 +723,7 @@ type compiler struct {
 	g          *graph.Graph
 	schemaDocs map[string]bool
 	diags      []Diagnostic
+	warnings   []Diagnostic
 	seen       map[string]bool
 	schemas    map[string]graph.Digest // schema cache: see schemaParts
 	// closed is the package root unified with schema.#Contract; it
@@ -693,17 +742,32 @@ type compiler struct {
 	skipSurfaces bool
 }
 
-func (c *compiler) result() error {
-	if len(c.diags) == 0 {
-		return nil
+func (c *compiler) result() *Result {
+	return &Result{
+		Dir:          c.display,
+		Graph:        c.g,
+		Diagnostics:  SortDiagnostics(c.diags),
+		Warnings:     SortDiagnostics(c.warnings),
+		skipped:      c.skipped,
+		skipSurfaces: c.skipSurfaces,
+		index:        c.index,
+		root:         c.root,
 	}
-	ds := slices.Clone(c.diags)
-	slices.SortFunc(ds, compareDiagnostics)
-	return &Error{Dir: c.display, Diagnostics: slices.CompactFunc(ds, func(a, b Diagnostic) bool { return a == b })}
 }
 
-// compareDiagnostics orders diagnostics by file, line, column, rule and
-// message.
+// SortDiagnostics returns a sorted copy of ds (by file, line, column,
+// rule, message) without repeats.
+func SortDiagnostics(ds []Diagnostic) []Diagnostic {
+	if len(ds) == 0 {
+		return nil
+	}
+	ds = slices.Clone(ds)
+	slices.SortFunc(ds, compareDiagnostics)
+	return slices.CompactFunc(ds, func(a, b Diagnostic) bool { return compareDiagnostics(a, b) == 0 })
+}
+
+// compareDiagnostics orders diagnostics by file, line, column, rule,
+// message, path and related places.
 func compareDiagnostics(a, b Diagnostic) int {
 	if a.Pos.File != b.Pos.File {
 		return strings.Compare(a.Pos.File, b.Pos.File)
@@ -717,12 +781,78 @@ func compareDiagnostics(a, b Diagnostic) int {
 	if a.Rule != b.Rule {
 		return strings.Compare(a.Rule, b.Rule)
 	}
-	return strings.Compare(a.Message, b.Message)
+	if a.Message != b.Message {
+		return strings.Compare(a.Message, b.Message)
+	}
+	if a.Path != b.Path {
+		return strings.Compare(a.Path, b.Path)
+	}
+	return slices.CompareFunc(a.Related, b.Related, func(x, y Related) int {
+		if x.Pos != y.Pos {
+			if posLess(x.Pos, y.Pos) {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(strings.Compare(x.Path, y.Path), strings.Compare(x.Message, y.Message))
+	})
 }
 
 // report adds a diagnostic at pos.
 func (c *compiler) report(pos graph.Pos, rule, format string, args ...any) {
 	c.diags = append(c.diags, Diagnostic{Pos: pos, Rule: rule, Message: fmt.Sprintf(format, args...)})
+}
+
+// reportPath adds a diagnostic at pos about the node at CUE path path.
+func (c *compiler) reportPath(pos graph.Pos, path, rule, format string, args ...any) {
+	c.diags = append(c.diags, Diagnostic{Pos: pos, Rule: rule, Message: fmt.Sprintf(format, args...), Path: path})
+}
+
+// declarationConflict returns the places of a conflict between values the
+// contract itself declares for one field in several places — a
+// "conflicting values" error at a path the contract's files declare more
+// than once, none of whose values comes from the contract language — in
+// source order, one per declaration; nil for any other error.
+func (c *compiler) declarationConflict(e cueerrors.Error) []graph.Pos {
+	format, _ := e.Msg()
+	if !strings.HasPrefix(format, "conflicting values ") || c.index == nil {
+		return nil
+	}
+	node := nodePath(e.Path())
+	decls := c.index.all[node]
+	if len(decls) < 2 {
+		return nil
+	}
+	var own []graph.Pos
+	for _, p := range append([]token.Pos{e.Position()}, cueerrors.Positions(e)...) {
+		gp := c.relPos(p)
+		if !gp.IsValid() {
+			continue
+		}
+		if strings.HasPrefix(gp.File, "cue.mod/") || strings.HasPrefix(gp.File, "../") {
+			return nil // a constraint of the contract language takes part
+		}
+		own = append(own, gp)
+	}
+	// One place per declaration: the conflicting value written on the
+	// declaration's line, else the declaration's label.
+	var places []graph.Pos
+	for _, d := range decls {
+		place := d
+		for _, p := range own {
+			if p.File == d.File && p.Line == d.Line && p.Col > d.Col && (place == d || p.Col < place.Col) {
+				place = p
+			}
+		}
+		places = append(places, place)
+	}
+	return places
+}
+
+// reportAt adds a diagnostic about the node at CUE path node, positioned
+// where the contract wrote it (or its nearest written parent).
+func (c *compiler) reportAt(node, rule, format string, args ...any) {
+	c.diags = append(c.diags, Diagnostic{Pos: c.index.lookup(node), Rule: rule, Message: fmt.Sprintf(format, args...), Path: node})
 }
 
 // cueErrors turns CUE errors into diagnostics. A position in the
@@ -738,10 +868,35 @@ func (c *compiler) cueErrors(err error) {
 	}
 	alts := map[string]*alt{}
 	var order []string
-	for _, e := range cueerrors.Errors(err) {
+	errs := cueerrors.Errors(err)
+	// A field the contract declares in two places with values that
+	// conflict is one mistake with two places: say that, pointing at
+	// both, instead of folding it into the disjunction its value belongs
+	// to ("GET" & "POST" is not a failed #Method).
+	declConflict := map[string]bool{}
+	for _, e := range errs {
+		if places := c.declarationConflict(e); places != nil {
+			path := strings.Join(e.Path(), ".")
+			if declConflict[path] {
+				continue
+			}
+			declConflict[path] = true
+			format, args := e.Msg()
+			d := Diagnostic{Pos: places[0], Rule: "cue", Path: path,
+				Message: fmt.Sprintf("%s: %s: the field is declared %d times with different values; keep one", path, fmt.Sprintf(format, args...), len(places))}
+			for _, p := range places[1:] {
+				d.Related = append(d.Related, Related{Pos: p, Path: path, Message: path + ": declared here too"})
+			}
+			c.diags = append(c.diags, d)
+		}
+	}
+	for _, e := range errs {
 		node := nodePath(e.Path())
 		c.markBroken(node)
 		path := strings.Join(e.Path(), ".")
+		if declConflict[path] {
+			continue
+		}
 		format, args := e.Msg()
 		msg := fmt.Sprintf(format, args...)
 		if msg == "" || format == "%s" && len(args) == 0 {
@@ -777,7 +932,9 @@ func (c *compiler) cueErrors(err error) {
 		if format == "field not allowed" {
 			if rule := keyRule(e.Path()); rule != "" {
 				msg += ": " + rule
-			} else if hint := c.didYouMean(e.Path()); hint != "" {
+			} else if hint := c.didYouMean(e.Path()); strings.HasPrefix(hint, "#") {
+				msg += fmt.Sprintf(": did you mean %s? (schemas are definition fields, written with #)", hint)
+			} else if hint != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", hint)
 			}
 		}
@@ -795,22 +952,22 @@ func (c *compiler) cueErrors(err error) {
 			} else {
 				msg = "surfaces.mcp takes either default or named, never both"
 			}
-			c.report(pos, "cue", "%s", msg)
+			c.reportPath(pos, path, "cue", "%s", msg)
 			continue
 		}
 		if path != "" {
 			msg = path + ": " + msg
 		}
-		c.report(pos, "cue", "%s", msg)
+		c.reportPath(pos, path, "cue", "%s", msg)
 	}
 	for _, path := range order {
 		a := alts[path]
 		if len(a.allowed) == 0 {
-			c.report(a.pos, "cue", "%s: no alternative of the disjunction matches", path)
+			c.reportPath(a.pos, path, "cue", "%s: no alternative of the disjunction matches", path)
 			continue
 		}
 		slices.Sort(a.allowed)
-		c.report(a.pos, "cue", "%s: %s is not one of the allowed values %s", path, a.got, strings.Join(slices.Compact(a.allowed), ", "))
+		c.reportPath(a.pos, path, "cue", "%s: %s is not one of the allowed values %s", path, a.got, strings.Join(slices.Compact(a.allowed), ", "))
 	}
 }
 
@@ -905,14 +1062,19 @@ func (c *compiler) didYouMean(path []string) string {
 			sels = append(sels, cue.Str(p))
 		}
 	}
-	iter, err := c.closed.LookupPath(cue.MakePath(sels...)).Fields(cue.Optional(true))
+	parent := c.closed.LookupPath(cue.MakePath(sels...))
+	iter, err := parent.Fields(cue.Optional(true))
 	if err != nil && c.contract.Exists() {
 		// The parent itself failed (the refused field makes it bottom):
 		// ask the contract language.
-		iter, err = c.contract.LookupPath(cue.MakePath(sels...)).Fields(cue.Optional(true))
+		parent = c.contract.LookupPath(cue.MakePath(sels...))
+		iter, err = parent.Fields(cue.Optional(true))
 	}
 	if err != nil {
 		return ""
+	}
+	if def := definitionHint(parent, bad); def != "" {
+		return def // output: for #output
 	}
 	best, bestDist, prefix := "", 3, ""
 	for iter.Next() {

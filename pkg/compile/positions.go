@@ -2,6 +2,7 @@ package compile
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"cuelang.org/go/cue/ast"
@@ -27,10 +28,12 @@ func parseFile(name string, src []byte) (*ast.File, error) {
 type posIndex struct {
 	dir string
 	pos map[string]graph.Pos
+	// all holds every declaration of a path, in source order.
+	all map[string][]graph.Pos
 }
 
 func newPosIndex(dir string, files []*ast.File) *posIndex {
-	ix := &posIndex{dir: dir, pos: map[string]graph.Pos{}}
+	ix := &posIndex{dir: dir, pos: map[string]graph.Pos{}, all: map[string][]graph.Pos{}}
 	for _, f := range files {
 		file := f.Filename
 		if rel, err := filepath.Rel(dir, file); err == nil {
@@ -101,10 +104,26 @@ func (ix *posIndex) add(file, p string, pos token.Pos) {
 	}
 	pp := pos.Position()
 	np := graph.Pos{File: file, Line: pp.Line, Col: pp.Column}
+	all := ix.all[p]
+	i, found := slices.BinarySearchFunc(all, np, comparePos)
+	if !found {
+		ix.all[p] = slices.Insert(all, i, np)
+	}
 	if old, ok := ix.pos[p]; ok && !posLess(np, old) {
 		return
 	}
 	ix.pos[p] = np
+}
+
+// comparePos orders positions by file, line and column.
+func comparePos(a, b graph.Pos) int {
+	switch {
+	case posLess(a, b):
+		return -1
+	case posLess(b, a):
+		return 1
+	}
+	return 0
 }
 
 // lookup returns the position of path, else of its nearest indexed parent.

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"stitchkit.dev/stitchkit/pkg/graph"
-	"stitchkit.dev/stitchkit/pkg/project"
 )
 
 // TestHeadDefaultExpose: a HEAD operation without expose is HTTP-only (not
@@ -62,38 +61,7 @@ func TestPartialValuesNoPanic(t *testing.T) {
 	if !strings.Contains(joined, `error "NOPE" is neither declared`) {
 		t.Errorf("graph check of an intact operation missing:\n%s", joined)
 	}
-	if strings.Contains(joined, `"BAD" is neither declared`) || strings.Contains(joined, "selection-unknown") {
+	if strings.Contains(joined, `"BAD" is neither declared`) {
 		t.Errorf("graph checks reported on broken nodes:\n%s", joined)
-	}
-}
-
-// TestEmptyInclude: include: [] selects nothing, survives graph.json, and
-// the projector lists no tool for it.
-func TestEmptyInclude(t *testing.T) {
-	g, err := CompileFiles(context.Background(), map[string][]byte{"c.cue": []byte(header +
-		"\tservices: s: operations: list: {method: \"GET\", path: \"/\", desc: \"d\"}\n\tsurfaces: agent: include: []\n}\n")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if g.Surfaces.Agent == nil || g.Surfaces.Agent.Include == nil || len(g.Surfaces.Agent.Include) != 0 {
-		t.Fatalf("agent selection %+v, want an explicit empty include", g.Surfaces.Agent)
-	}
-	b, err := g.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g2, err := graph.Load(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if g2.Surfaces.Agent == nil || g2.Surfaces.Agent.Include == nil {
-		t.Fatalf("include: [] lost in graph.json: %s", b)
-	}
-	ts, err := project.ToolSurfaces(g2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s := ts.Surface(graph.AGENT, ""); s == nil || len(s.Tools) != 0 {
-		t.Errorf("agent surface %+v, want no tools", s)
 	}
 }

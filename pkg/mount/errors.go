@@ -73,6 +73,41 @@ func AsError(err error) (*Error, bool) {
 	return e, ok
 }
 
+// IsRetryable reports whether a caller may retry: Retryable when set, else
+// derived from the status ([RetryableStatus]).
+func (e *Error) IsRetryable() bool {
+	if e.Retryable != nil {
+		return *e.Retryable
+	}
+	return RetryableStatus(e.HTTPStatus())
+}
+
+// HTTPStatus returns Status, or the framework registry's status for Code
+// when Status is 0 (500 for a code the framework registry does not know).
+// Errors the runner returns always carry their registry status.
+func (e *Error) HTTPStatus() int {
+	if e.Status != 0 {
+		return e.Status
+	}
+	if fe, ok := graph.FrameworkError(e.Code); ok {
+		return fe.Status
+	}
+	return 500
+}
+
+// Helpers for the framework codes handlers and hooks answer most. A
+// handler may answer only the codes its operation can answer
+// ([project.OperationErrors]); a hook may answer any registry code.
+
+// Unauthorized returns an UNAUTHORIZED (401) error.
+func Unauthorized(message string) *Error { return NewError("UNAUTHORIZED", message) }
+
+// Forbidden returns a FORBIDDEN (403) error.
+func Forbidden(message string) *Error { return NewError("FORBIDDEN", message) }
+
+// BadRequest returns a BAD_REQUEST (400) error.
+func BadRequest(message string) *Error { return NewError("BAD_REQUEST", message) }
+
 // RetryableStatus reports whether a status is retryable by default.
 func RetryableStatus(status int) bool {
 	switch status {

@@ -88,6 +88,21 @@ func isTyped(s any) bool {
 	return false
 }
 
+// PropertyPaths returns the property paths of t's advertised input, sorted:
+// the names policy.mcp.allowUntyped and the requireTypedProperties
+// findings use (TOOL.prop.sub, TOOL.$defs.NAME.prop; items, pattern
+// properties and combinators add no segment).
+func (t *Tool) PropertyPaths() []string {
+	doc, err := decodeJSON(t.Input)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	walkProperties(doc, t.Name, func(path string, _ any) { out = append(out, path) })
+	slices.SortFunc(out, graph.CompareUTF16)
+	return slices.Compact(out)
+}
+
 // walkProperties calls f for every property schema reachable from s, with a
 // dotted path of property names prefixed by prefix ("tool.field.sub").
 // Items, combinators and additionalProperties add no path segment; $defs

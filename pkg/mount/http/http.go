@@ -1,0 +1,401 @@
+// Package httpmount serves a contract's HTTP routes: an [http.Handler] on
+// Go ServeMux patterns that runs every request through the shared runner
+// (package mount), so HTTP answers exactly as the tool transports do.
+//
+// Start with [New]:
+//
+//	g, err := graph.Load(graphJSON)                   // a compiled contract
+//	impl := mount.NewImplementation(g)
+//	impl.Handle("tasks", "get", getTask)              // bind handlers
+//	runner, err := mount.New(impl, nil)
+//	h, err := httpmount.New(runner, &httpmount.Options{Prefix: "/api"})
+//	http.Handle("/api/", h)
+//
+// The routes are [project.RouteTable]'s: the ServeMux patterns `stitch vet`
+// checks, so a contract that vets clean always mounts. Each request:
+//
+//   - gets an x-request-id response header ([Options.RequestID]);
+//   - with CORS configured, an OPTIONS preflight is answered first (CORS is
+//     off unless [Options.CORS] is set);
+//   - no route for the path: 404 NOT_FOUND; a route for the path but not
+//     the method: 405 METHOD_NOT_ALLOWED with an Allow header listing the
+//     methods that path answers (a GET route answers HEAD too); a path that
+//     is not in clean form ("/a/../b", "//a") is 404 rather than a
+//     redirect;
+//   - path parameters are read as their #params types and validated before
+//     the runner's Authorize hook, which sees no query and no body;
+//   - after authorization the query string is read as the #query types
+//     (a repeated key is a list; a malformed query string is 400
+//     BAD_REQUEST) and, for an operation with #input (POST, PUT, PATCH),
+//     the body: it must be application/json (else 415
+//     UNSUPPORTED_MEDIA_TYPE), is capped while it is read ([Options.MaxBodyBytes],
+//     default 1 MiB, per operation [Options.OperationMaxBodyBytes]; over the
+//     cap 413 PAYLOAD_TOO_LARGE), may be empty (= {}) and is nesting-capped
+//     by the runner (mount.Options.MaxDepth). An operation without #input
+//     never reads the body;
+//   - success is 200 with the JSON output, 204 without #output, 200 with no
+//     body for a HEAD operation; an output that does not match #output is
+//     500 INTERNAL_SERVER_ERROR;
+//   - a failure is the runner's normalised error as
+//     {"error":{"code","message","details"?}} with its registry status
+//     (validation issues: at most 20 in details.issues).
+//
+// Hooks reach the *http.Request through [Request].
+package httpmount
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"stitchkit.dev/stitchkit/pkg/graph"
+	"stitchkit.dev/stitchkit/pkg/mount"
+	"stitchkit.dev/stitchkit/pkg/project"
+)
+
+// DefaultMaxBodyBytes is the body cap when Options.MaxBodyBytes is 0.
+const DefaultMaxBodyBytes = 1 << 20
+
+// Options configures [New]. A nil *Options means defaults.
+type Options struct {
+	// Prefix is placed before every route ("/api"); it must be the prefix
+	// the manifest and the OpenAPI document are built with.
+	Prefix string
+	// MaxBodyBytes caps a request body (0 = DefaultMaxBodyBytes).
+	MaxBodyBytes int64
+	// OperationMaxBodyBytes overrides the cap per operation, keyed by
+	// identity ("tasks.upload").
+	OperationMaxBodyBytes map[string]int64
+	// CORS enables cross-origin requests; nil leaves CORS off (no
+	// Access-Control-* header is ever written).
+	CORS *CORS
+	// RequestID returns the x-request-id of a request. nil means: the
+	// request's own X-Request-Id when it is 1–128 characters of
+	// [A-Za-z0-9._:-], else a fresh process-unique id.
+	RequestID func(*http.Request) string
+}
+
+// CORS configures cross-origin resource sharing.
+type CORS struct {
+	// Origins are the allowed origins ("https://app.example.com"), or
+	// "*" for any. Required: an empty list allows none.
+	Origins []string
+	// AllowHeaders are the request headers a preflight allows; nil means
+	// Content-Type, Authorization and X-Request-Id.
+	AllowHeaders []string
+	// AllowCredentials sends Access-Control-Allow-Credentials: true (and
+	// then echoes the origin instead of "*").
+	AllowCredentials bool
+	// MaxAge is how long (seconds) a browser may cache a preflight; 0
+	// sends none.
+	MaxAge int
+}
+
+// Handler is the HTTP mount. It is safe for concurrent use.
+type Handler struct {
+	runner   *mount.Runner
+	mux      *http.ServeMux
+	opts     Options
+	reqID    func(*http.Request) string
+	idPrefix string
+	idSeq    atomic.Uint64
+}
+
+// route is one served operation.
+type route struct {
+	h       *Handler
+	ep      *mount.Endpoint
+	names   []string // path wildcard names
+	maxBody int64
+	head    bool
+}
+
+// New builds the mount of every HTTP route of runner's graph. It fails
+// when the routes cannot be served together ([project.RouteTable]).
+func New(runner *mount.Runner, opts *Options) (*Handler, error) {
+	h := &Handler{runner: runner, mux: http.NewServeMux()}
+	if opts != nil {
+		h.opts = *opts
+	}
+	if h.opts.MaxBodyBytes <= 0 {
+		h.opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	h.reqID = h.opts.RequestID
+	if h.reqID == nil {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		h.idPrefix = hex.EncodeToString(b[:]) + "-"
+		h.reqID = h.defaultRequestID
+	}
+	routes, err := project.RouteTable(runner.Graph(), project.HTTPOptions{Prefix: h.opts.Prefix})
+	if err != nil {
+		return nil, fmt.Errorf("httpmount: %w", err)
+	}
+	for _, r := range routes {
+		ep := runner.Endpoint(r.Op.Service, r.Op.Action)
+		if ep == nil {
+			return nil, fmt.Errorf("httpmount: the runner has no endpoint for %s", r.Op.ID())
+		}
+		rt := &route{h: h, ep: ep, names: graph.PathNames(r.Path), maxBody: h.opts.MaxBodyBytes, head: r.Method == http.MethodHead}
+		if n, ok := h.opts.OperationMaxBodyBytes[r.Op.ID()]; ok && n > 0 {
+			rt.maxBody = n
+		}
+		h.mux.Handle(r.MuxPattern(), rt)
+	}
+	// Every other request: 404 or 405. A bare "/" pattern is less specific
+	// than every route in both method and path, so it never conflicts.
+	h.mux.HandleFunc("/", h.noRoute)
+	return h, nil
+}
+
+// Request returns the *http.Request of a call made through this mount
+// (hooks use it to read credentials), or nil.
+func Request(c *mount.Call) *http.Request {
+	r, _ := c.Native.(*http.Request)
+	return r
+}
+
+// ServeHTTP implements [http.Handler].
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Request-Id", h.reqID(r))
+	if h.opts.CORS != nil && h.cors(w, r) {
+		return
+	}
+	if p := r.URL.EscapedPath(); !isCleanPath(p) {
+		h.writeError(w, r, h.runner.Normalize(r.Context(), nil, mount.NewError("NOT_FOUND", "")))
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+// noRoute answers a request no route matched: 405 when some route matches
+// the path with another method, else 404. The allowed methods come from
+// the ServeMux itself, asked once per method.
+func (h *Handler) noRoute(w http.ResponseWriter, r *http.Request) {
+	allow := h.allowed(r)
+	if len(allow) == 0 {
+		h.writeError(w, r, h.runner.Normalize(r.Context(), nil, mount.NewError("NOT_FOUND", "")))
+		return
+	}
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	h.writeError(w, r, h.runner.Normalize(r.Context(), nil, mount.NewError("METHOD_NOT_ALLOWED", "")))
+}
+
+// allowed lists the methods some route answers for r's path, sorted.
+func (h *Handler) allowed(r *http.Request) []string {
+	var allow []string
+	for _, m := range graph.Methods {
+		probe := r.WithContext(r.Context())
+		probe.Method = m
+		if _, pat := h.mux.Handler(probe); pat != "" && pat != "/" {
+			allow = append(allow, m)
+		}
+	}
+	slices.Sort(allow)
+	return allow
+}
+
+// cors applies the CORS headers and answers a preflight; it reports
+// whether the request was answered.
+func (h *Handler) cors(w http.ResponseWriter, r *http.Request) bool {
+	c := h.opts.CORS
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return false
+	}
+	w.Header().Add("Vary", "Origin")
+	allowed := slices.Contains(c.Origins, origin)
+	anyOrigin := slices.Contains(c.Origins, "*")
+	if !allowed && !anyOrigin {
+		return false
+	}
+	if anyOrigin && !c.AllowCredentials {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+	} else {
+		w.Header().Set("Access-Control-Allow-Origin", origin)
+	}
+	if c.AllowCredentials {
+		w.Header().Set("Access-Control-Allow-Credentials", "true")
+	}
+	w.Header().Set("Access-Control-Expose-Headers", "X-Request-Id")
+	if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" {
+		return false
+	}
+	methods := h.allowed(r)
+	if len(methods) == 0 {
+		return false // no route: the mux answers 404
+	}
+	headers := c.AllowHeaders
+	if headers == nil {
+		headers = []string{"Content-Type", "Authorization", "X-Request-Id"}
+	}
+	w.Header().Set("Access-Control-Allow-Methods", strings.Join(methods, ", "))
+	w.Header().Set("Access-Control-Allow-Headers", strings.Join(headers, ", "))
+	if c.MaxAge > 0 {
+		w.Header().Set("Access-Control-Max-Age", strconv.Itoa(c.MaxAge))
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return true
+}
+
+func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	req := mount.Request{Source: mount.SourceHTTP, Native: r}
+	if len(rt.names) > 0 {
+		wire := make(map[string][]string, len(rt.names))
+		for _, n := range rt.names {
+			wire[n] = []string{r.PathValue(n)}
+		}
+		req.Params.Wire = wire
+	}
+	if r.URL.RawQuery != "" {
+		q, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil {
+			req.Query.Err = mount.NewError("BAD_REQUEST", "Malformed query string")
+		} else {
+			req.Query.Wire = q
+		}
+	}
+	if rt.ep.HasInput() {
+		req.Body = func() ([]byte, error) { return rt.readBody(w, r) }
+	}
+	res := rt.ep.Call(r.Context(), &req)
+	if res.Err != nil {
+		rt.h.writeError(w, r, res.Err)
+		return
+	}
+	switch {
+	case rt.head:
+		w.WriteHeader(http.StatusOK)
+	case rt.ep.HasOutput():
+		hd := w.Header()
+		hd.Set("Content-Type", "application/json")
+		hd.Set("Content-Length", strconv.Itoa(len(res.Output)))
+		w.WriteHeader(http.StatusOK)
+		if r.Method != http.MethodHead { // a GET route answering HEAD
+			_, _ = w.Write(res.Output)
+		}
+	default:
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// readBody reads the JSON body under the route's cap. It runs only after
+// authorization, as the runner's Request.Body.
+func (rt *route) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+		return nil, nil
+	}
+	if r.ContentLength > rt.maxBody {
+		return nil, tooLarge(rt.maxBody)
+	}
+	jsonType := isJSONMediaType(r.Header.Get("Content-Type"))
+	if !jsonType && r.ContentLength > 0 {
+		return nil, unsupported(r)
+	}
+	body := http.MaxBytesReader(w, r.Body, rt.maxBody)
+	var b []byte
+	var err error
+	if r.ContentLength > 0 {
+		b = make([]byte, r.ContentLength)
+		_, err = io.ReadFull(body, b)
+	} else {
+		b, err = io.ReadAll(body)
+	}
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, tooLarge(rt.maxBody)
+		}
+		return nil, mount.NewError("BAD_REQUEST", "The request body could not be read").WithCause(err)
+	}
+	if !jsonType && len(bytes.TrimSpace(b)) > 0 {
+		return nil, unsupported(r)
+	}
+	return b, nil
+}
+
+func tooLarge(limit int64) *mount.Error {
+	return mount.Errorf("PAYLOAD_TOO_LARGE", "The request body is larger than %d bytes", limit)
+}
+
+func unsupported(r *http.Request) *mount.Error {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return mount.NewError("UNSUPPORTED_MEDIA_TYPE", "A request body must have Content-Type application/json")
+	}
+	return mount.NewError("UNSUPPORTED_MEDIA_TYPE", "A request body must be application/json (UTF-8)")
+}
+
+// isJSONMediaType accepts application/json, with no parameter or a UTF-8
+// charset.
+func isJSONMediaType(ct string) bool {
+	if ct == "application/json" {
+		return true
+	}
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil || mt != "application/json" {
+		return false
+	}
+	for k, v := range params {
+		if k != "charset" || !strings.EqualFold(v, "utf-8") {
+			return false
+		}
+	}
+	return true
+}
+
+func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, e *mount.Error) {
+	body := e.HTTPEnvelope()
+	hd := w.Header()
+	hd.Set("Content-Type", "application/json")
+	hd.Set("Content-Length", strconv.Itoa(len(body)))
+	hd.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(e.HTTPStatus())
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(body)
+	}
+}
+
+func (h *Handler) defaultRequestID(r *http.Request) string {
+	if id := r.Header.Get("X-Request-Id"); validRequestID(id) {
+		return id
+	}
+	return h.idPrefix + strconv.FormatUint(h.idSeq.Add(1), 36)
+}
+
+func validRequestID(id string) bool {
+	if len(id) == 0 || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// isCleanPath reports whether an escaped request path is in the form
+// ServeMux matches without redirecting.
+func isCleanPath(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c == p
+}
