@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -82,6 +83,20 @@ func OutputObservation(out []byte) (Observation, error) {
 		return Observation{}, fmt.Errorf("output is not JSON: %.200q", out)
 	}
 	return Observation{Outcome: OutcomeSuccess, Data: json.RawMessage(out)}, nil
+}
+
+// ToolOutputObservation is [OutputObservation] for a tool transport's
+// answer. A tool that declares no output answers {"status":"ok"} on the
+// agent and CLI mounts and nothing on MCP; both are a success without
+// data, so the transports compare equal.
+func ToolOutputObservation(out []byte, declaresOutput bool) (Observation, error) {
+	if !declaresOutput {
+		var v map[string]any
+		if len(bytes.TrimSpace(out)) == 0 || (json.Unmarshal(out, &v) == nil && len(v) == 1 && v["status"] == "ok") {
+			return Observation{Outcome: OutcomeSuccess}, nil
+		}
+	}
+	return OutputObservation(bytes.TrimSpace(out))
 }
 
 // WithHandlerCalls wraps d so that every observation carries handlerCalls:
