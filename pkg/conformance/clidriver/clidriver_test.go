@@ -53,7 +53,9 @@ func TestDriver(t *testing.T) {
 		{"no envelope", func() Runner { return InProcess(&fakeApp{err: "panic\n", code: 2}) },
 			conformance.Call{Operation: "tasks.list"}, `{"diagnostic":"exit 2 without an error envelope: panic\n","outcome":"domain_error"}`, nil},
 		// A real process: /bin/sh stands in for a built CLI binary.
-		{"binary", func() Runner { return Binary("/bin/sh", "-c", `echo '{"error":"VALIDATION_ERROR","details":{"issues":[]}}' >&2; exit 1`, "sh") },
+		{"binary", func() Runner {
+			return Binary("/bin/sh", "-c", `echo '{"error":"VALIDATION_ERROR","details":{"issues":[]}}' >&2; exit 1`, "sh")
+		},
 			conformance.Call{Operation: "tasks.create", Args: map[string]any{"title": ""}}, `{"code":"VALIDATION_ERROR","data":{"issues":[]},"outcome":"validation_error"}`, nil},
 		{"binary success", func() Runner { return Binary("/bin/sh", "-c", `echo '{"open":1,"done":2}'`, "sh") },
 			conformance.Call{Operation: "tasks.stats"}, `{"data":{"done":2,"open":1},"outcome":"success"}`, nil},
