@@ -11,8 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
 	"cuelang.org/go/cue/load"
+	"cuelang.org/go/encoding/jsonschema"
 
 	"stitchkit.dev/stitchkit/pkg/compile"
 	"stitchkit.dev/stitchkit/schema"
@@ -84,6 +86,70 @@ func sideBySide(b *testing.B, ours, peer func(*testing.B)) {
 func BenchmarkCompileVsCUEExport(b *testing.B) {
 	dir := writeContract(b, benchOps)
 	sideBySide(b, func(b *testing.B) { benchCompile(b, dir) }, func(b *testing.B) { benchCUEExport(b, dir) })
+}
+
+// BenchmarkCompileVsCUEVet is the compile-vs-cue-vet row: CUE's own full
+// validation of the package, definitions included, as the peer.
+func BenchmarkCompileVsCUEVet(b *testing.B) {
+	dir := writeContract(b, benchOps)
+	sideBySide(b, func(b *testing.B) { benchCompile(b, dir) }, func(b *testing.B) { benchCUEVet(b, dir) })
+}
+
+// BenchmarkCompileVsCUEJSONSchema is the compile-vs-cue-jsonschema row:
+// load plus stock encoding/jsonschema.Generate on every schema node as the
+// peer.
+func BenchmarkCompileVsCUEJSONSchema(b *testing.B) {
+	dir := writeContract(b, benchOps)
+	sideBySide(b, func(b *testing.B) { benchCompile(b, dir) }, func(b *testing.B) { benchGenerate(b, dir) })
+}
+
+// BenchmarkCompileScaling reports compile time at 100, 1,000 and 5,000
+// operations (it must grow linearly).
+func BenchmarkCompileScaling(b *testing.B) {
+	for _, n := range []int{100, 1000, 5000} {
+		dir := writeContract(b, n)
+		b.Run(fmt.Sprintf("ops=%d", n), func(b *testing.B) { benchCompile(b, dir) })
+	}
+}
+
+func load1(b *testing.B, dir string) cue.Value {
+	insts := load.Instances([]string{"."}, &load.Config{Dir: dir})
+	if insts[0].Err != nil {
+		b.Fatal(insts[0].Err)
+	}
+	return cuecontext.New().BuildInstance(insts[0])
+}
+
+func benchCUEVet(b *testing.B, dir string) {
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		v := load1(b, dir)
+		if err := v.Validate(cue.Definitions(true), cue.Hidden(true), cue.Optional(true), cue.All()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchGenerate(b *testing.B, dir string) {
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		v := load1(b, dir)
+		iter, _ := v.LookupPath(cue.ParsePath("services")).Fields()
+		for iter.Next() {
+			ops, _ := iter.Value().LookupPath(cue.ParsePath("operations")).Fields()
+			for ops.Next() {
+				for _, d := range []string{"#query", "#input", "#output"} {
+					n := ops.Value().LookupPath(cue.MakePath(cue.Def(d)))
+					if !n.Exists() {
+						continue
+					}
+					if _, err := jsonschema.Generate(n, &jsonschema.GenerateConfig{Version: jsonschema.VersionDraft2020_12}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		}
+	}
 }
 
 // BenchmarkCompile measures compile.Compile on the generated contract.

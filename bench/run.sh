@@ -14,7 +14,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 COUNT="${BENCH_COUNT:-5}"
 COMPARISONS=(
+	"compile-vs-cue-vet BenchmarkCompileVsCUEVet 2.0 ./bench"
 	"compile-vs-cue-export BenchmarkCompileVsCUEExport 2.0 ./bench"
+	"compile-vs-cue-jsonschema BenchmarkCompileVsCUEJSONSchema 0.5 ./bench"
 	"http-vs-nethttp BenchmarkHTTPVsNetHTTP 1.15 ./bench"
 	"http-vs-huma BenchmarkHTTPVsHuma 0.9 ./bench"
 )

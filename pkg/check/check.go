@@ -26,6 +26,8 @@ package check
 
 import (
 	"context"
+	"fmt"
+	"runtime/debug"
 	"slices"
 
 	"stitchkit.dev/stitchkit/pkg/compile"
@@ -103,16 +105,14 @@ func graphOf(r *Report, err error) (*graph.Graph, error) {
 // built from every node CUE found intact, so one run reports the CUE
 // errors and the projection problems together; nodes CUE found broken
 // are skipped (a selection pattern naming one is not reported).
+//
+// Run never panics: a failure of a check itself becomes an "internal"
+// diagnostic, so the contract is refused rather than the caller crashed.
 func Run(r *compile.Result) *Report {
 	rep := &Report{Dir: r.Dir}
 	errs := slices.Clone(r.Diagnostics)
 	if r.Graph != nil {
-		k := &checker{r: r, g: r.Graph}
-		k.routes()
-		if !r.SurfacesBroken() {
-			k.surfaces()
-		}
-		errs = append(errs, k.diags...)
+		errs = append(errs, projectorChecks(r)...)
 	}
 	rep.Errors = compile.SortDiagnostics(errs)
 	warnings := slices.Clone(r.Warnings)
@@ -122,6 +122,22 @@ func Run(r *compile.Result) *Report {
 	}
 	rep.Warnings = compile.SortDiagnostics(warnings)
 	return rep
+}
+
+// projectorChecks runs the checks that need the projector on r.Graph.
+func projectorChecks(r *compile.Result) (diags []compile.Diagnostic) {
+	k := &checker{r: r, g: r.Graph}
+	defer func() {
+		if p := recover(); p != nil {
+			diags = append(k.diags, compile.Diagnostic{Pos: r.Pos(""), Rule: "internal",
+				Message: fmt.Sprintf("internal checker error (please report it with the contract): %v\n%s", p, debug.Stack())})
+		}
+	}()
+	k.routes()
+	if !r.SurfacesBroken() {
+		k.surfaces()
+	}
+	return k.diags
 }
 
 // checker accumulates the projector-level diagnostics of one

@@ -185,3 +185,32 @@ func TestWarnings(t *testing.T) {
 		t.Errorf("Warnings(g) = %v, report has %v", got, rep.Warnings)
 	}
 }
+
+// TestDuplicateClass: three operations on one route shape are two
+// duplicate-route diagnostics, each against the first in graph order;
+// a conflict of the class is reported once, for its first route.
+func TestDuplicateClass(t *testing.T) {
+	rep := report(t, files(header+`
+	services: s: operations: {
+		c: {method: "GET", path: "/{c}/w", desc: "d"}
+		a: {method: "GET", path: "/{a}/w", desc: "d"}
+		b: {method: "GET", path: "/{b}/w", desc: "d"}
+		x: {method: "GET", path: "/x/{y}", desc: "d"}
+	}
+}
+`))
+	var got []string
+	for _, d := range rep.Errors {
+		got = append(got, d.Rule+" "+d.Path+" -> "+d.Related[0].Path)
+	}
+	want := []string{
+		"duplicate-route services.s.operations.c.path -> services.s.operations.a.path",
+		"duplicate-route services.s.operations.b.path -> services.s.operations.a.path",
+		"route-conflict services.s.operations.x.path -> services.s.operations.a.path",
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -1,11 +1,10 @@
 package check
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
-	"net/http"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"stitchkit.dev/stitchkit/pkg/compile"
@@ -13,120 +12,120 @@ import (
 	"stitchkit.dev/stitchkit/pkg/project"
 )
 
-// routes reports two HTTP operations with the same method and route shape
-// ({a} and {b} in one position are the same), then every route the HTTP
-// mount could not serve beside another.
+// routes reports every problem of the HTTP route table — the one the HTTP
+// mount registers ([project.RouteTable]), so a contract that vets clean
+// always mounts: two operations with the same method and route shape
+// (duplicate-route), two routes that both match some requests with
+// neither more specific (route-conflict), a route net/http cannot serve
+// at all (route-invalid). Each points at both routes.
 func (k *checker) routes() {
-	g := k.g
-	routes := map[string]*graph.Operation{}
-	for _, op := range g.Operations() {
-		if !op.Exposed(graph.HTTP) {
-			continue
-		}
-		full := project.JoinPath(g.Service(op.Service).Prefix, op.Path)
-		key := op.Method + " " + graph.PathShape(full)
-		first, ok := routes[key]
-		if !ok {
-			routes[key] = op
-			continue
-		}
-		node, other := opNode(op)+".path", opNode(first)+".path"
-		firstFull := project.JoinPath(g.Service(first.Service).Prefix, first.Path)
-		k.add(compile.Diagnostic{
-			Pos: k.r.Pos(node), Rule: "duplicate-route", Path: node,
-			Message: fmt.Sprintf("%s: route %s %s is also served by %s (%s %s); change the path or the method",
-				op.ID(), op.Method, full, first.ID(), first.Method, firstFull),
-			Related: []compile.Related{{Pos: k.r.Pos(other), Path: other,
-				Message: fmt.Sprintf("%s serves %s %s", first.ID(), first.Method, firstFull)}},
-		})
+	_, err := project.RouteTable(k.g, project.HTTPOptions{})
+	if err == nil {
+		return
 	}
-	k.serveMux(routes)
+	var problems project.RouteProblems
+	if !errors.As(err, &problems) {
+		k.add(compile.Diagnostic{Pos: k.r.Pos("services"), Rule: "route-invalid", Path: "services", Message: err.Error()})
+		return
+	}
+	// Duplicates form classes (one method, one shape); like the graph,
+	// keep the first operation of each class in graph order and report
+	// every other one against it, once.
+	order := map[*graph.Operation]int{}
+	for i, op := range k.g.Operations() {
+		order[op] = i
+	}
+	first := map[*graph.Operation]*graph.Operation{} // duplicate → first of its class
+	root := func(op *graph.Operation) *graph.Operation {
+		for first[op] != nil {
+			op = first[op]
+		}
+		return op
+	}
+	for _, p := range problems {
+		if p.Kind != project.RouteDuplicate {
+			continue
+		}
+		a, b := root(p.Routes[0].Op), root(p.Routes[1].Op)
+		if a == b {
+			continue
+		}
+		if order[b] < order[a] {
+			a, b = b, a
+		}
+		first[b] = a
+	}
+	dups := make([]*graph.Operation, 0, len(first))
+	for op := range first {
+		dups = append(dups, op)
+	}
+	slices.SortFunc(dups, func(a, b *graph.Operation) int { return cmp.Compare(order[a], order[b]) })
+	for _, op := range dups {
+		k.duplicate(op, root(op))
+	}
+	for _, p := range problems {
+		switch p.Kind {
+		case project.RouteDuplicate:
+		case project.RouteConflict:
+			if first[p.Routes[0].Op] != nil || first[p.Routes[1].Op] != nil {
+				continue // the duplicate's first route carries the conflict
+			}
+			k.conflict(p)
+		default:
+			r := p.Routes[0]
+			if pathReported(r.Path) {
+				continue // path-clean or path-duplicate-param: the compiler said it
+			}
+			node := r.Node() + ".path"
+			k.add(compile.Diagnostic{Pos: k.r.Pos(node), Rule: string(p.Kind), Path: node, Message: r.Node() + ": " + p.Error()})
+		}
+	}
 }
 
-// uncleanSegment returns the first "." or ".." segment of p, or "".
-func uncleanSegment(p string) string {
+// duplicate reports op, whose route has the method and shape of first's.
+func (k *checker) duplicate(op, first *graph.Operation) {
+	g := k.g
+	full := project.JoinPath(g.Service(op.Service).Prefix, op.Path)
+	firstFull := project.JoinPath(g.Service(first.Service).Prefix, first.Path)
+	node, other := opNode(op)+".path", opNode(first)+".path"
+	k.add(compile.Diagnostic{
+		Pos: k.r.Pos(node), Rule: string(project.RouteDuplicate), Path: node,
+		Message: fmt.Sprintf("%s: route %s %s is also served by %s (%s %s); change the path or the method",
+			op.ID(), op.Method, full, first.ID(), first.Method, firstFull),
+		Related: []compile.Related{{Pos: k.r.Pos(other), Path: other,
+			Message: fmt.Sprintf("%s serves %s %s", first.ID(), first.Method, firstFull)}},
+	})
+}
+
+// conflict reports a route conflict at the route written last, naming
+// and pointing at both.
+func (k *checker) conflict(p project.RouteProblem) {
+	this, that := p.Routes[0], p.Routes[1]
+	if posLess(k.r.Pos(this.Node()+".path"), k.r.Pos(that.Node()+".path")) {
+		this, that = that, this
+	}
+	node, other := this.Node()+".path", that.Node()+".path"
+	k.add(compile.Diagnostic{
+		Pos: k.r.Pos(node), Rule: string(p.Kind), Path: node,
+		Message: fmt.Sprintf("%s: route %s of %s conflicts with route %s of %s: both match some paths such as %q%s and neither is more specific, so net/http.ServeMux refuses them; change one path or method",
+			this.Node(), this.Pattern(), this.Op.ID(), that.Pattern(), that.Op.ID(), p.Example, p.Reason),
+		Related: []compile.Related{{Pos: k.r.Pos(other), Path: other,
+			Message: fmt.Sprintf("%s: route %s of %s", that.Node(), that.Pattern(), that.Op.ID())}},
+	})
+}
+
+// pathReported reports whether the compiler already refused route path p:
+// a "." or ".." segment (path-clean) or a parameter named twice
+// (path-duplicate-param).
+func pathReported(p string) bool {
+	names := graph.PathNames(p)
+	if len(slices.Compact(slices.Sorted(slices.Values(names)))) != len(names) {
+		return true
+	}
 	for _, seg := range strings.Split(p, "/") {
 		if seg == "." || seg == ".." {
-			return seg
+			return true
 		}
 	}
-	return ""
-}
-
-// headGetPair reports whether one of a and b is a HEAD and the other a
-// GET operation.
-func headGetPair(a, b *graph.Operation) bool {
-	return a.Method == "HEAD" && b.Method == "GET" || a.Method == "GET" && b.Method == "HEAD"
-}
-
-// conflictRE finds the other pattern in a net/http.ServeMux conflict panic.
-var (
-	conflictRE = regexp.MustCompile(`conflicts with pattern ("(?:[^"\\]|\\.)*")`)
-	likeRE     = regexp.MustCompile(`like ("(?:[^"\\]|\\.)*")`)
-)
-
-// serveMux registers every HTTP route of the graph (the projection the
-// HTTP mount serves, project.HTTPRoutes) in a fresh net/http.ServeMux —
-// the oracle for what the mount can serve — and reports each pattern the
-// mux refuses: two routes that match some of the same requests with
-// neither more specific (GET /{id}/b and GET /a/{id}), or an unclean path.
-// Routes already reported as duplicates (not in keep, by method and
-// shape) are not registered twice.
-func (k *checker) serveMux(keep map[string]*graph.Operation) {
-	mux := http.NewServeMux()
-	byPattern := map[string]*graph.Operation{}
-	noop := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
-	for _, r := range project.HTTPRoutes(k.g, project.HTTPOptions{}) {
-		names := graph.PathNames(r.Path)
-		if keep[r.Method+" "+graph.PathShape(r.Path)] != r.Op || uncleanSegment(r.Path) != "" ||
-			len(slices.Compact(slices.Sorted(slices.Values(names)))) != len(names) {
-			continue // a duplicate route or parameter, or an unclean path: reported already
-		}
-		pattern := r.Pattern()
-		msg := func() (msg string) {
-			defer func() {
-				if p := recover(); p != nil {
-					msg = fmt.Sprint(p)
-				}
-			}()
-			mux.Handle(pattern, noop)
-			return ""
-		}()
-		if msg == "" {
-			byPattern[pattern] = r.Op
-			continue
-		}
-		np := opNode(r.Op)
-		if m := conflictRE.FindStringSubmatch(msg); m != nil {
-			other, _ := strconv.Unquote(m[1])
-			if o := byPattern[other]; o != nil {
-				why := ""
-				if m := likeRE.FindStringSubmatch(msg); m != nil {
-					why = " such as " + m[1]
-				}
-				if headGetPair(r.Op, o) {
-					// HEAD /x/{id} next to GET /x/search: GET routes
-					// also answer HEAD, so a HEAD request for /x/search
-					// matches both and the mount would panic.
-					why += " (GET routes also answer HEAD requests; give the HEAD operation a path no GET route can match, or drop it: the GET route already answers HEAD)"
-				}
-				// Report at the operation written last, naming both.
-				this, that, thisPat, thatPat := r.Op, o, pattern, other
-				onp := opNode(o)
-				if posLess(k.r.Pos(np+".path"), k.r.Pos(onp+".path")) {
-					this, that, thisPat, thatPat, np, onp = o, r.Op, other, pattern, onp, np
-				}
-				k.add(compile.Diagnostic{
-					Pos: k.r.Pos(np + ".path"), Rule: "route-conflict", Path: np + ".path",
-					Message: fmt.Sprintf("%s: route %s of %s conflicts with route %s of %s: both match some paths%s and neither is more specific, so net/http.ServeMux refuses them; change one path or method",
-						np, thisPat, this.ID(), thatPat, that.ID(), why),
-					Related: []compile.Related{{Pos: k.r.Pos(onp + ".path"), Path: onp + ".path",
-						Message: fmt.Sprintf("%s: route %s of %s", onp, thatPat, that.ID())}},
-				})
-				continue
-			}
-		}
-		k.add(compile.Diagnostic{Pos: k.r.Pos(np + ".path"), Rule: "route-conflict", Path: np + ".path",
-			Message: fmt.Sprintf("%s: net/http.ServeMux refuses route %s of %s: %s", np, pattern, r.Op.ID(), strings.ReplaceAll(msg, "\n", " "))})
-	}
+	return false
 }

@@ -411,7 +411,7 @@ func (c *compiler) examples(v cue.Value, np string) []json.RawMessage {
 			b, err = graph.Canonical(json.RawMessage(b))
 		}
 		if err != nil {
-			c.report(c.index.lookup(join(np, itoa(i))), "example", "%s.%d: example is not plain JSON data: %v", np, i, oneLine(err))
+			c.reportAt(join(np, itoa(i)), "example", "%s.%d: example is not plain JSON data: %v", np, i, oneLine(err))
 			continue
 		}
 		out = append(out, b)

@@ -2,6 +2,7 @@ package compile
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"unicode"
@@ -349,9 +350,10 @@ func (c *compiler) checks() {
 		}
 	}
 	// Runtime tool identities.
-	ids := map[string]string{}
+	type holder struct{ label, node string }
+	ids := map[string]holder{}
 	for _, op := range g.Operations() {
-		ids[op.ID()] = "operation " + op.ID()
+		ids[op.ID()] = holder{"operation " + op.ID(), join("services", op.Service, "operations", op.Action)}
 	}
 	// Tool inputs every provider accepts: an object (or a union of
 	// objects). MCP is governed by policy.mcp.schemaValidation.
@@ -377,11 +379,14 @@ func (c *compiler) checks() {
 	}
 	for _, rt := range g.RuntimeTools {
 		id := rt.Identity.Service + "." + rt.Identity.Action
+		node := join("runtimeTools", rt.Name, "identity")
 		if other, ok := ids[id]; ok {
-			c.reportAt(join("runtimeTools", rt.Name, "identity"), "runtime-identity", "runtimeTools.%s: identity %s is already the identity of %s; identities must be unique", rt.Name, id, other)
+			c.reportAt(node, "runtime-identity", "runtimeTools.%s: identity %s is already the identity of %s; identities must be unique", rt.Name, id, other.label)
+			d := &c.diags[len(c.diags)-1]
+			d.Related = []Related{{Pos: c.index.lookup(other.node), Path: other.node, Message: fmt.Sprintf("%s has the identity %s", other.label, id)}}
 			continue
 		}
-		ids[id] = "runtime tool " + rt.Name
+		ids[id] = holder{"runtime tool " + rt.Name, node}
 	}
 	for i, f := range strList(c.at("policy.mcp.allowFormats")) {
 		if strings.TrimSpace(f) == "" {

@@ -54,6 +54,7 @@ import (
 	"cuelang.org/go/cue/load"
 	"cuelang.org/go/cue/token"
 
+	"stitchkit.dev/stitchkit/pkg/compile/internal/cueschema"
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/schema"
 )
@@ -723,9 +724,8 @@ type compiler struct {
 	g          *graph.Graph
 	schemaDocs map[string]bool
 	diags      []Diagnostic
+	translator *cueschema.Translator
 	warnings   []Diagnostic
-	seen       map[string]bool
-	schemas    map[string]graph.Digest // schema cache: see schemaParts
 	// closed is the package root unified with schema.#Contract; it
 	// explains "field not allowed" errors.
 	closed   cue.Value

@@ -39,8 +39,9 @@ func (e *DecodeError) Error() string {
 }
 
 // DecodeJSON decodes one JSON value for validation. Numbers stay
-// json.Number (their exact text), nesting is bounded, invalid UTF-8 is
-// refused, and so is an object that repeats a key: CUE would unify the two
+// json.Number (their exact text), nesting is bounded, a number whose
+// exponent is beyond ±10000 is refused (exact arithmetic on 1e999999999
+// would allocate without bound), invalid UTF-8 is refused, and so is an object that repeats a key: CUE would unify the two
 // values and encoding/json would keep the last, so a repeated key has no
 // single meaning. Trailing data after the value is an error.
 func DecodeJSON(data []byte, opts *DecodeOptions) (any, error) {
@@ -101,6 +102,24 @@ func scan(data []byte, max int) error {
 			expectKey = len(stack) > 0 && stack[len(stack)-1].object
 		case ':':
 			expectKey = false
+		case 'e', 'E':
+			if i > 0 && (data[i-1] >= '0' && data[i-1] <= '9' || data[i-1] == '.') {
+				j := i + 1
+				if j < len(data) && (data[j] == '+' || data[j] == '-') {
+					j++
+				}
+				for j < len(data) && data[j] == '0' {
+					j++
+				}
+				k := j
+				for k < len(data) && data[k] >= '0' && data[k] <= '9' {
+					k++
+				}
+				if k-j > 5 || k-j == 5 && string(data[j:k]) > "10000" {
+					return &DecodeError{Offset: int64(i), Reason: fmt.Sprintf("number exponent beyond ±%d", maxExponent)}
+				}
+				i = k - 1
+			}
 		case '"':
 			end, hasEscape := stringEnd(data, i)
 			if end < 0 {

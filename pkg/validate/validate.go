@@ -14,6 +14,14 @@
 //		errors.As(err, &verr)                 // verr.Issues: path, keyword, message
 //	}
 //
+// The engine is santhosh-tekuri/jsonschema/v6: it reads patterns with Go's
+// regexp (CUE's own engine, so a pattern means what it means in CUE),
+// compares json.Number values exactly (big.Rat, never float64), and lets a
+// vocabulary add the keywords that carry CUE's meaning where JSON Schema's
+// differs (integer literals, uniqueness by kind; see cue.go). An engine
+// without those three would need its own number and regexp handling to
+// agree with CUE.
+//
 // Values are the decoded form [DecodeJSON] produces: map[string]any,
 // []any, string, bool, nil and json.Number (numbers keep their exact text,
 // so integers beyond 2^53 and 1 vs 1.0 are judged on the wire value).
@@ -95,8 +103,9 @@ func Compile(schema []byte) (*Validator, error) {
 		return nil, fmt.Errorf("validate: schema is not JSON: %w", err)
 	}
 	c := newCompiler()
+	goTimeFormats(doc, c, map[string]bool{})
 	const url = "stitchkit:///schema.json"
-	if err := c.AddResource(url, doc); err != nil {
+	if err := c.AddResource(url, rewrite(doc)); err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}
 	s, err := c.Compile(url)
@@ -115,6 +124,8 @@ func newCompiler() *jsonschema.Compiler {
 	for _, f := range formats {
 		c.RegisterFormat(f)
 	}
+	c.AssertVocabs()
+	c.RegisterVocabulary(vocabulary)
 	return c
 }
 

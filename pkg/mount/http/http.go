@@ -168,7 +168,7 @@ func Request(c *mount.Call) *http.Request {
 
 // ServeHTTP implements [http.Handler].
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("X-Request-Id", h.reqID(r))
+	w.Header()["X-Request-Id"] = []string{h.reqID(r)}
 	if h.opts.CORS != nil && h.cors(w, r) {
 		return
 	}
@@ -278,9 +278,9 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case rt.head:
 		w.WriteHeader(http.StatusOK)
 	case rt.ep.HasOutput():
-		hd := w.Header()
-		hd.Set("Content-Type", "application/json")
-		hd.Set("Content-Length", strconv.Itoa(len(res.Output)))
+		// Content-Length is left to net/http, which sets it for a body
+		// written in one go (it costs two allocations per request here).
+		w.Header()["Content-Type"] = []string{"application/json"}
 		w.WriteHeader(http.StatusOK)
 		if r.Method != http.MethodHead { // a GET route answering HEAD
 			_, _ = w.Write(res.Output)
@@ -371,7 +371,10 @@ func (h *Handler) defaultRequestID(r *http.Request) string {
 	if id := r.Header.Get("X-Request-Id"); validRequestID(id) {
 		return id
 	}
-	return h.idPrefix + strconv.FormatUint(h.idSeq.Add(1), 36)
+	// One allocation: prefix and counter appended into one buffer.
+	buf := make([]byte, 0, len(h.idPrefix)+13)
+	buf = append(buf, h.idPrefix...)
+	return string(strconv.AppendUint(buf, h.idSeq.Add(1), 36))
 }
 
 func validRequestID(id string) bool {

@@ -1,0 +1,270 @@
+// Package cueschema translates a CUE value into a JSON Schema 2020-12
+// document that accepts exactly the JSON values CUE accepts, or refuses the
+// construct it cannot state exactly.
+//
+// It is the one translator of stitchkit (DESIGN invariant 3): every schema
+// node of a contract (#params, #query, #input, #output, #args, #ack) goes
+// through [Translator.Schema] once, and the bytes the graph digests,
+// advertises and validates with are its output.
+//
+//	t := cueschema.New(nil)
+//	doc, err := t.Schema(v) // v: the evaluated CUE value of a schema node
+//	var terr *cueschema.Error
+//	if errors.As(err, &terr) {
+//		for _, r := range terr.Refusals {
+//			fmt.Println(r.Pos, r.Construct, r.Message, r.Hint)
+//		}
+//	}
+//
+// The walk reads the evaluated value (kinds, fields, closedness through
+// Allows, defaults through Default, the evaluated constraint of a scalar
+// through Eval().Expr()) and calls the costlier conjunct-level Expr() only
+// on lists and structs, to find the validators (list.MaxItems, matchN, …)
+// that evaluation keeps out of sight.
+//
+// "Accepts" is CUE's own verdict: an instance x is accepted when the schema
+// unified with x is free of errors and concrete once defaults are taken
+// (cue vet -c). So a regular field whose value CUE completes by itself (a
+// concrete value, a default, a struct of optional fields) may be omitted,
+// and carries that value as "default"; a disjunction whose arms both accept
+// an instance with different results is ambiguous and refused, exactly as
+// CUE refuses it. Numbers keep CUE's kinds: "type": "integer" means an
+// integer literal (1, not 1.0), which pkg/validate asserts; a float is
+// {"type": "number", "not": {"type": "integer"}}.
+//
+// Recursion is bounded: references to definitions become $defs entries
+// reached through $ref (so recursive definitions terminate), and every walk
+// stops at [MaxDepth] nested values with a refusal.
+package cueschema
+
+import (
+	"fmt"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/token"
+)
+
+// Dialect is the $schema of every document.
+const Dialect = "https://json-schema.org/draft/2020-12/schema"
+
+// MaxDepth bounds how deeply nested a schema may be (values inside values,
+// references followed included).
+const MaxDepth = 64
+
+// maxUnionArms bounds the arms of one disjunction whose ambiguity must be
+// spelled out (the schema grows with the square of the arms).
+const maxUnionArms = 32
+
+// Options configure a [Translator]. A nil *Options means the defaults.
+type Options struct {
+	// DropDoc reports whether a doc comment must not become a
+	// "description" (the contract language's own docs, for example).
+	DropDoc func(doc string) bool
+}
+
+// Refusal is one construct that has no exact JSON Schema equivalent.
+type Refusal struct {
+	// Pos is where the construct is written (may be invalid when CUE
+	// computed the value).
+	Pos token.Pos
+	// Path is the CUE path of the value the construct constrains,
+	// relative to the translated value ("" for the value itself).
+	Path string
+	// Construct names what is refused ("strings.HasPrefix", "the
+	// regular expression \"(?i)a\"", "a bytes value").
+	Construct string
+	// Message says why it cannot be translated exactly.
+	Message string
+	// Hint is a rewrite that works.
+	Hint string
+}
+
+func (r *Refusal) Error() string {
+	var b strings.Builder
+	if r.Path != "" {
+		b.WriteString(r.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(r.Construct)
+	b.WriteString(": ")
+	b.WriteString(r.Message)
+	if r.Hint != "" {
+		b.WriteString(" (")
+		b.WriteString(r.Hint)
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// Error is returned when a value holds constructs that cannot be
+// translated exactly. Refusals is never empty.
+type Error struct {
+	Refusals []*Refusal
+}
+
+func (e *Error) Error() string {
+	parts := make([]string, len(e.Refusals))
+	for i, r := range e.Refusals {
+		parts[i] = r.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Translator translates the schema values of one compilation. Definitions
+// referenced from several schemas are translated once. A Translator is not
+// safe for concurrent use (nor are CUE values).
+type Translator struct {
+	opts Options
+	// defs caches translated definitions by their key (see defKey).
+	defs map[string]*defEntry
+	// names maps a $defs name to the key that owns it, so two
+	// definitions with the same name (#T of two packages) get distinct
+	// names.
+	names map[string]string
+	// validators caches the validators found behind a reference.
+	validators map[string][]cue.Value
+}
+
+type defEntry struct {
+	name     string
+	value    cue.Value
+	schema   any // nil while being translated
+	partial  any // the survival form (see survival), translated on demand
+	refusals []*Refusal
+	deps     []string // keys of the definitions its schema refers to
+	pdeps    []string // keys its partial form refers to
+	done     bool
+	pdone    bool
+}
+
+// New returns a Translator.
+func New(opts *Options) *Translator {
+	t := &Translator{defs: map[string]*defEntry{}, names: map[string]string{}, validators: map[string][]cue.Value{}}
+	if opts != nil {
+		t.opts = *opts
+	}
+	return t
+}
+
+// Schema translates v into a JSON Schema document: a tree of
+// map[string]any, []any, string, bool, nil and json.Number, with "$schema"
+// at its root and "$defs" holding every definition it refers to. It
+// returns an *[Error] when v holds constructs JSON Schema cannot state
+// exactly.
+func (t *Translator) Schema(v cue.Value) (doc map[string]any, err error) {
+	w := &walker{t: t, refs: map[string]bool{}, root: v.Path().String()}
+	s := w.value(v, "", 0, modeFull)
+	// Translate the definitions the schema refers to (and theirs).
+	for changed := true; changed; {
+		changed = false
+		for key := range w.refs {
+			e := t.defs[key]
+			if !e.done {
+				t.translateDef(e)
+				changed = true
+			}
+			for _, d := range e.deps {
+				if !w.refs[d] {
+					w.refs[d] = true
+					changed = true
+				}
+			}
+		}
+		for key := range w.prefs {
+			e := t.defs[key]
+			if !e.pdone {
+				t.translatePartial(e)
+				changed = true
+			}
+			for _, d := range e.pdeps {
+				if !w.prefs[d] {
+					w.prefs[d] = true
+					changed = true
+				}
+			}
+		}
+	}
+	refusals := w.refusals
+	defs := map[string]any{}
+	for key := range w.refs {
+		e := t.defs[key]
+		refusals = append(refusals, e.refusals...)
+		defs[e.name] = e.schema
+	}
+	for key := range w.prefs {
+		e := t.defs[key]
+		defs[e.name+partialSuffix] = e.partial
+	}
+	if len(refusals) > 0 {
+		return nil, &Error{Refusals: dedupRefusals(refusals)}
+	}
+	doc = asObject(s)
+	if d := w.doc(v); d != "" {
+		doc["description"] = d
+	}
+	if len(defs) > 0 {
+		doc["$defs"] = defs
+	}
+	doc["$schema"] = Dialect
+	return doc, nil
+}
+
+// asObject returns s as a schema object (true → {}, false → {"not": {}}).
+func asObject(s any) map[string]any {
+	switch x := s.(type) {
+	case map[string]any:
+		return x
+	case bool:
+		if !x {
+			return map[string]any{"not": map[string]any{}}
+		}
+	}
+	return map[string]any{}
+}
+
+func dedupRefusals(rs []*Refusal) []*Refusal {
+	seen := map[string]bool{}
+	var out []*Refusal
+	for _, r := range rs {
+		k := fmt.Sprint(r.Pos, "|", r.Error())
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, r)
+	}
+	return out
+}
+
+func (t *Translator) translateDef(e *defEntry) {
+	e.done = true
+	w := &walker{t: t, refs: map[string]bool{}, inDef: e, root: e.value.Path().String()}
+	e.schema = w.value(e.value, "", 0, modeFull)
+	if d := w.doc(e.value); d != "" {
+		e.schema = withKeyword(e.schema, "description", d)
+	}
+	e.refusals = w.refusals
+	for k := range w.refs {
+		e.deps = append(e.deps, k)
+	}
+	for k := range w.prefs {
+		e.pdeps = append(e.pdeps, k)
+	}
+}
+
+func (t *Translator) translatePartial(e *defEntry) {
+	e.pdone = true
+	w := &walker{t: t, refs: map[string]bool{}, inDef: e, root: e.value.Path().String()}
+	e.partial = w.value(e.value, "", 0, modePartial)
+	for k := range w.prefs {
+		e.pdeps = append(e.pdeps, k)
+	}
+	for k := range w.refs {
+		// A partial form refers only to partial forms.
+		e.pdeps = append(e.pdeps, k)
+	}
+}
+
+// partialSuffix names the survival form of a definition in $defs.
+const partialSuffix = "~partial"

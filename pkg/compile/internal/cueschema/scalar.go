@@ -1,0 +1,422 @@
+package cueschema
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+
+	"cuelang.org/go/cue"
+
+	"stitchkit.dev/stitchkit/pkg/graph"
+)
+
+// kindTypes maps CUE kinds to JSON Schema types. A float is a number that
+// is not an integer literal; bytes and functions have no JSON form.
+func kindSchema(k cue.Kind) map[string]any {
+	if k&^(cue.BytesKind) == cue.TopKind&^(cue.BytesKind) {
+		return map[string]any{}
+	}
+	var types []any
+	float := false
+	for _, t := range []struct {
+		k cue.Kind
+		n string
+	}{{cue.NullKind, "null"}, {cue.BoolKind, "boolean"}, {cue.StringKind, "string"}, {cue.ListKind, "array"}, {cue.StructKind, "object"}} {
+		if k&t.k != 0 {
+			types = append(types, t.n)
+		}
+	}
+	switch k & cue.NumberKind {
+	case cue.NumberKind:
+		types = append(types, "number")
+	case cue.IntKind:
+		types = append(types, "integer")
+	case cue.FloatKind:
+		types = append(types, "number")
+		float = true
+	}
+	s := map[string]any{}
+	switch len(types) {
+	case 0:
+		return nil
+	case 1:
+		s["type"] = types[0]
+	default:
+		s["type"] = types
+	}
+	if float {
+		s["not"] = map[string]any{"type": "integer"}
+		if len(types) > 1 {
+			// Only numbers must not be integers.
+			delete(s, "not")
+			s["not"] = map[string]any{"type": "integer"}
+		}
+	}
+	return s
+}
+
+// scalar translates a value that is neither a struct, a list nor a
+// disjunction: a concrete scalar, a basic type with bounds, a regular
+// expression, a validator.
+func (w *walker) scalar(v, e cue.Value, path string, depth int, m mode) (any, info) {
+	k := v.IncompleteKind()
+	if v.IsConcrete() {
+		return w.constant(v, path), info{complete: true, exact: true}
+	}
+	if k&^(cue.BytesKind) == 0 {
+		w.refuse(v, path, "a bytes value", "JSON has no bytes", "use string (e.g. with a base64 pattern =~\"^[A-Za-z0-9+/]*={0,2}$\")")
+		return false, info{}
+	}
+	s := kindSchema(k)
+	if s == nil {
+		return false, info{exact: true}
+	}
+	var extra []any
+	var walkC func(c cue.Value, d int)
+	walkC = func(c cue.Value, d int) {
+		if d > MaxDepth {
+			return
+		}
+		op, args := c.Expr()
+		switch op {
+		case cue.AndOp:
+			for _, a := range args {
+				walkC(a, d+1)
+			}
+		case cue.NoOp:
+			// A basic type (int, string, …): the kind says it.
+		case cue.GreaterThanOp, cue.GreaterThanEqualOp, cue.LessThanOp, cue.LessThanEqualOp:
+			w.bound(c, op, args, path, s)
+		case cue.NotEqualOp:
+			if len(args) == 1 && args[0].IsConcrete() {
+				// != compares values: 3.0 != 3 is false in CUE too.
+				c := w.constant(args[0], path)
+				if cm, ok := c.(map[string]any); ok && cm["const"] != nil {
+					delete(cm, "type")
+					delete(cm, "not")
+				}
+				extra = append(extra, map[string]any{"not": c})
+			} else {
+				w.refuse(c, path, fmt.Sprintf("the comparison %v", c), "JSON Schema cannot compare with a value that is not concrete", "compare with a constant")
+			}
+		case cue.RegexMatchOp, cue.NotRegexMatchOp:
+			re, err := args[0].String()
+			if err != nil {
+				w.refuse(c, path, fmt.Sprintf("the regular expression %v", c), "it is not a concrete string", "write the pattern as a string literal")
+				return
+			}
+			out, ok := w.portableRegexp(c, path, re)
+			if !ok {
+				return
+			}
+			if op == cue.RegexMatchOp {
+				extra = append(extra, map[string]any{"pattern": out})
+			} else {
+				extra = append(extra, map[string]any{"not": map[string]any{"pattern": out}})
+			}
+		case cue.CallOp:
+			if x := w.call(c, args, path, depth, m); x != nil {
+				extra = append(extra, x)
+			}
+		default:
+			w.refuse(c, path, fmt.Sprintf("the expression %v", c), "it has no JSON Schema equivalent", "use a basic type with bounds, a regular expression or a supported validator")
+		}
+	}
+	walkC(e, 0)
+	return mergeInto(s, extra), info{complete: false, exact: true}
+}
+
+// mergeInto adds each schema of extra to s, as keywords when s does not
+// have them yet, else as allOf members.
+func mergeInto(s map[string]any, extra []any) any {
+	// The order constraints are written in must not reach the schema.
+	sortByCanonical(extra)
+	var rest []any
+	for _, x := range extra {
+		xm, ok := x.(map[string]any)
+		if !ok {
+			rest = append(rest, x)
+			continue
+		}
+		clash := false
+		for k := range xm {
+			if _, has := s[k]; has {
+				clash = true
+			}
+		}
+		if clash {
+			rest = append(rest, x)
+			continue
+		}
+		for k, val := range xm {
+			s[k] = val
+		}
+	}
+	if len(rest) > 0 {
+		return conjoinAll(s, rest)
+	}
+	return s
+}
+
+// bound adds a numeric bound to s.
+func (w *walker) bound(c cue.Value, op cue.Op, args []cue.Value, path string, s map[string]any) {
+	if len(args) != 1 || !args[0].IsConcrete() {
+		w.refuse(c, path, fmt.Sprintf("the bound %v", c), "JSON Schema bounds are constants", "bound with a number")
+		return
+	}
+	b := args[0]
+	switch b.Kind() {
+	case cue.IntKind, cue.FloatKind:
+	case cue.StringKind:
+		w.refuse(c, path, fmt.Sprintf("the string bound %v", c), "JSON Schema cannot order strings", "use a regular expression or an enum")
+		return
+	default:
+		w.refuse(c, path, fmt.Sprintf("the bound %v", c), "it is not a number", "bound with a number")
+		return
+	}
+	text := numberText(b)
+	kw := map[cue.Op]string{cue.GreaterThanOp: "exclusiveMinimum", cue.GreaterThanEqualOp: "minimum", cue.LessThanOp: "exclusiveMaximum", cue.LessThanEqualOp: "maximum"}[op]
+	if f := typeBoundFormat(op, text); f != "" {
+		// The bound of int64, uint64, float64, …: a format our
+		// validator asserts exactly (the bound itself is beyond what a
+		// JSON Schema number states exactly).
+		if old, ok := s["format"]; ok && old != f {
+			s["allOf"] = append(asList(s["allOf"]), map[string]any{"format": f})
+		} else {
+			s["format"] = f
+		}
+		return
+	}
+	if msg := numberProblem(text); msg != "" {
+		w.refuse(c, path, fmt.Sprintf("the bound %v", c), msg, "use a bound JSON numbers state exactly (an integer within ±2^53, a short decimal)")
+		return
+	}
+	n := json.Number(text)
+	if old, ok := s[kw]; ok {
+		// Keep the tighter of two bounds of the same kind.
+		a, _ := new(big.Rat).SetString(string(old.(json.Number)))
+		bb, _ := new(big.Rat).SetString(text)
+		lower := op == cue.GreaterThanOp || op == cue.GreaterThanEqualOp
+		if a != nil && bb != nil && (bb.Cmp(a) > 0) == lower {
+			s[kw] = n
+		}
+		return
+	}
+	s[kw] = n
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+// typeBounds are the bounds of CUE's sized number types that no JSON
+// Schema number states exactly, with the format pkg/validate asserts for
+// them.
+var typeBounds = map[string]string{
+	">=-9223372036854775808":                            "int64",
+	"<=9223372036854775807":                             "int64",
+	"<=18446744073709551615":                            "uint64",
+	">=-170141183460469231731687303715884105728":        "int128",
+	"<=170141183460469231731687303715884105727":         "int128",
+	"<=340282366920938463463374607431768211455":         "uint128",
+	">=-1.797693134862315708145274237317043567981E+308": "double",
+	"<=1.797693134862315708145274237317043567981E+308":  "double",
+	">=-3.40282346638528859811704183484516925440E+38":   "float",
+	"<=3.40282346638528859811704183484516925440E+38":    "float",
+}
+
+func typeBoundFormat(op cue.Op, text string) string {
+	sym := map[cue.Op]string{cue.GreaterThanEqualOp: ">=", cue.LessThanEqualOp: "<="}[op]
+	if sym == "" || len(text) < 16 {
+		// Every bound of the table has 19 characters or more.
+		return ""
+	}
+	r, ok := new(big.Rat).SetString(text)
+	if !ok {
+		return ""
+	}
+	for k, f := range typeBounds {
+		if !strings.HasPrefix(k, sym) {
+			continue
+		}
+		if b, ok := new(big.Rat).SetString(k[2:]); ok && b.Cmp(r) == 0 {
+			return f
+		}
+	}
+	return ""
+}
+
+// numberText is the decimal text of a concrete CUE number.
+func numberText(v cue.Value) string {
+	b, err := v.MarshalJSON()
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// numberProblem says why the JSON number text s does not survive
+// canonical JSON (IEEE double, shortest round trip) with its exact value,
+// or returns "".
+func numberProblem(s string) string {
+	if len(s) <= 15 && !strings.ContainsAny(s, ".eE") {
+		return "" // an integer within ±10^15: exact in a double
+	}
+	canon, err := graph.Canonical(json.Number(s))
+	if err != nil {
+		return fmt.Sprintf("the number %s cannot be written as JSON (%v)", s, err)
+	}
+	a, ok1 := new(big.Rat).SetString(s)
+	b, ok2 := new(big.Rat).SetString(string(canon))
+	if !ok1 || !ok2 || a.Cmp(b) != 0 {
+		return fmt.Sprintf("the number %s is not exactly a JSON Schema number: canonical JSON (IEEE doubles) writes it as %s", s, canon)
+	}
+	return ""
+}
+
+// constant translates a concrete scalar (or a concrete list or struct
+// found in a constraint position).
+func (w *walker) constant(v cue.Value, path string) any {
+	switch v.Kind() {
+	case cue.NullKind:
+		return map[string]any{"type": "null"}
+	case cue.BoolKind:
+		b, _ := v.Bool()
+		return map[string]any{"const": b}
+	case cue.StringKind:
+		s, _ := v.String()
+		return map[string]any{"const": s}
+	case cue.BytesKind:
+		w.refuse(v, path, "a bytes value", "JSON has no bytes", "use a string")
+		return false
+	case cue.IntKind, cue.FloatKind:
+		text := numberText(v)
+		if msg := numberProblem(text); msg != "" {
+			w.refuse(v, path, fmt.Sprintf("the number %s", text), msg, "use a number JSON states exactly, or a string")
+			return false
+		}
+		s := map[string]any{"const": json.Number(text)}
+		if v.Kind() == cue.IntKind {
+			s["type"] = "integer"
+		} else if r, ok := new(big.Rat).SetString(text); ok && r.IsInt() {
+			// A float constant refuses the integer literal of the same
+			// value (CUE: 1.0 & 1 conflict).
+			s["not"] = map[string]any{"type": "integer"}
+		}
+		return s
+	case cue.ListKind, cue.StructKind:
+		s, _ := w.valueInfo(v, path, 0, modeFull)
+		return s
+	}
+	w.refuse(v, path, fmt.Sprintf("the value %v", v), "it has no JSON form", "")
+	return false
+}
+
+// call translates a validator call (args[0] is the builtin).
+func (w *walker) call(c cue.Value, args []cue.Value, path string, depth int, m mode) any {
+	if len(args) == 0 {
+		w.refuse(c, path, fmt.Sprintf("the call %v", c), "it has no JSON Schema equivalent", "")
+		return nil
+	}
+	name := strings.TrimSuffix(fmt.Sprint(args[0]), "()")
+	params := args[1:]
+	intArg := func(kw string) any {
+		if len(params) != 1 {
+			w.refuse(c, path, name, "expects one argument", "")
+			return nil
+		}
+		n, err := params[0].Int64()
+		if err != nil || n < 0 {
+			w.refuse(c, path, fmt.Sprintf("%v", c), "the argument is not a concrete non-negative integer", "")
+			return nil
+		}
+		return map[string]any{kw: json.Number(fmt.Sprint(n))}
+	}
+	switch name {
+	case "strings.MinRunes":
+		return intArg("minLength")
+	case "strings.MaxRunes":
+		return intArg("maxLength")
+	case "list.MinItems":
+		return intArg("minItems")
+	case "list.MaxItems":
+		return intArg("maxItems")
+	case "struct.MinFields":
+		return intArg("minProperties")
+	case "struct.MaxFields":
+		return intArg("maxProperties")
+	case "list.UniqueItems":
+		return map[string]any{"uniqueItems": true}
+	case "math.MultipleOf":
+		if len(params) != 1 || !params[0].IsConcrete() {
+			w.refuse(c, path, fmt.Sprintf("%v", c), "the argument is not a concrete number", "")
+			return nil
+		}
+		text := numberText(params[0])
+		if r, ok := new(big.Rat).SetString(text); !ok || r.Sign() <= 0 {
+			w.refuse(c, path, fmt.Sprintf("%v", c), "JSON Schema's multipleOf must be greater than 0", "")
+			return nil
+		}
+		if msg := numberProblem(text); msg != "" {
+			w.refuse(c, path, fmt.Sprintf("%v", c), msg, "")
+			return nil
+		}
+		return map[string]any{"multipleOf": json.Number(text)}
+	case "time.Time":
+		return map[string]any{"format": "date-time"}
+	case "time.Format":
+		layout := ""
+		if len(params) == 1 {
+			layout, _ = params[0].String()
+		}
+		switch layout {
+		case time.RFC3339, time.RFC3339Nano:
+			return map[string]any{"format": "date-time"}
+		case time.DateOnly:
+			return map[string]any{"format": "date"}
+		case "":
+			w.refuse(c, path, fmt.Sprintf("%v", c), "the layout is not a concrete string", "")
+			return nil
+		}
+		return map[string]any{"format": "go-time:" + layout}
+	case "matchN":
+		return w.matchN(c, params, path, depth)
+	case "matchIf":
+		return w.matchIf(c, params, path, depth)
+	case "list.MatchN":
+		return w.listMatchN(c, params, path, depth)
+	case "error":
+		return false
+	}
+	if d := builtinDecisions[name]; d != "" {
+		w.refuse(c, path, name, d, builtinHints[name])
+		return nil
+	}
+	w.refuse(c, path, fmt.Sprintf("the validator %v", c), "it has no JSON Schema 2020-12 equivalent", "express it with =~, numeric bounds, strings.MinRunes/MaxRunes, list.MinItems/MaxItems/UniqueItems, struct.MinFields/MaxFields, math.MultipleOf, time.Time or time.Format, matchN or matchIf")
+	return nil
+}
+
+var builtinDecisions = map[string]string{
+	"net.IP":            `it accepts IPv4 and IPv6 text and byte lists, which no JSON Schema format states exactly`,
+	"net.IPv4":          `Go's parser and the "ipv4" format differ`,
+	"net.IPv6":          `Go's parser and the "ipv6" format differ`,
+	"net.FQDN":          `the "hostname" format refuses the trailing-dot names FQDN accepts`,
+	"uuid.Valid":        `it also accepts "urn:uuid:", braced and unhyphenated forms`,
+	"strings.HasPrefix": "JSON Schema states prefixes only as regular expressions",
+	"strings.HasSuffix": "JSON Schema states suffixes only as regular expressions",
+	"strings.Contains":  "JSON Schema states substrings only as regular expressions",
+}
+
+var builtinHints = map[string]string{
+	"net.IP":            "use a regular expression",
+	"net.IPv4":          `use =~"^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$"`,
+	"net.IPv6":          "use a regular expression",
+	"net.FQDN":          "use a regular expression",
+	"uuid.Valid":        `use =~"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"`,
+	"strings.HasPrefix": `write =~"^prefix" (quote regexp metacharacters)`,
+	"strings.HasSuffix": `write =~"suffix$" (quote regexp metacharacters)`,
+	"strings.Contains":  `write =~"text" (quote regexp metacharacters)`,
+}

@@ -1,0 +1,285 @@
+package cueschema
+
+import (
+	"encoding/json"
+
+	"cuelang.org/go/cue/ast"
+	"fmt"
+	"strings"
+
+	"cuelang.org/go/cue"
+)
+
+// Validators of structs and lists (list.MaxItems, matchN, struct.MinFields,
+// …) are not part of the evaluated value's fields: they sit in its
+// conjuncts. conjunctValidators collects them, following references (a
+// field whose value is #Tags, itself [...#Tag] & list.MaxItems(10)).
+
+func (w *walker) conjunctValidators(v cue.Value, depth int, out *[]cue.Value) {
+	if depth > MaxDepth {
+		return
+	}
+	op, args := v.Expr()
+	switch op {
+	case cue.CallOp:
+		*out = append(*out, v)
+	case cue.AndOp:
+		for _, a := range args {
+			w.conjunctValidators(a, depth+1, out)
+		}
+	case cue.SelectorOp, cue.NoOp:
+		root, p := v.ReferencePath()
+		if !root.Exists() || len(p.Selectors()) == 0 {
+			return
+		}
+		if builtinPackage(root) != "" {
+			return
+		}
+		key := defKey(root, p)
+		if vs, ok := w.t.validators[key]; ok {
+			*out = append(*out, vs...)
+			return
+		}
+		w.t.validators[key] = nil // cycle guard
+		target := root.LookupPath(p)
+		if !target.Exists() {
+			return
+		}
+		var vs []cue.Value
+		w.conjunctValidators(target, depth+1, &vs)
+		w.t.validators[key] = vs
+		*out = append(*out, vs...)
+	}
+}
+
+func (w *walker) translateValidators(v cue.Value, path string, depth int, m mode, out *[]any, inf *info) {
+	if plainLiteral(v) {
+		return
+	}
+	var vs []cue.Value
+	w.conjunctValidators(v, 0, &vs)
+	seen := map[string]bool{}
+	for _, c := range vs {
+		key := c.Pos().String() + "|" + fmt.Sprint(c)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		_, args := c.Expr()
+		if x := w.call(c, args, path, depth, m); x != nil {
+			*out = append(*out, x)
+			// A validator may refuse the completed value.
+			inf.exact = false
+		}
+	}
+}
+
+func (w *walker) structValidators(v cue.Value, path string, depth int, m mode, out *[]any, inf *info) {
+	w.translateValidators(v, path, depth, m, out, inf)
+}
+
+func (w *walker) listValidators(v cue.Value, path string, depth int, m mode, out *[]any, inf *info) {
+	w.translateValidators(v, path, depth, m, out, inf)
+}
+
+// validated translates a value whose evaluation failed on a validator that
+// needs a concrete value (matchN on a struct of optional fields): its
+// conjuncts say what kind it is.
+func (w *walker) validated(v cue.Value, path string, depth int, m mode) (any, info) {
+	if err := v.Err(); err != nil && strings.Contains(err.Error(), "cannot reference optional field") {
+		// A reference to an optional field (year?: #Book.year): CUE
+		// refuses every value of it, so the field must be absent.
+		return false, info{exact: true}
+	}
+	kind := cue.TopKind
+	var base []cue.Value
+	var kinds func(c cue.Value, d int)
+	kinds = func(c cue.Value, d int) {
+		op, args := c.Expr()
+		switch {
+		case d > MaxDepth || op == cue.CallOp:
+		case op == cue.AndOp:
+			for _, a := range args {
+				kinds(a, d+1)
+			}
+		default:
+			kind &= c.IncompleteKind()
+			base = append(base, c)
+		}
+	}
+	kinds(v, 0)
+	elems := v
+	if len(base) > 0 {
+		elems = base[0]
+		for _, b := range base[1:] {
+			elems = elems.Unify(b)
+		}
+	}
+	switch kind {
+	case cue.StructKind:
+		s, inf := w.structure(v, path, depth, m)
+		inf.complete = false
+		return s, inf
+	case cue.ListKind:
+		s, inf := w.list(v, elems, path, depth, m)
+		inf.complete = false
+		return s, inf
+	}
+	if err := v.Err(); err != nil {
+		if strings.Contains(err.Error(), "non-concrete value") {
+			w.refuse(v, path, fmt.Sprintf("the value %v", v), "it depends on another field's value (a reference to a sibling value), which JSON Schema cannot express", "compare with a constant, or repeat the constraint")
+		} else {
+			w.refuse(v, path, fmt.Sprintf("the value %v", v), "CUE cannot evaluate it on its own: "+oneLine(err), "name the value as a definition")
+		}
+	}
+	return false, info{}
+}
+
+// matchArms returns the schemas of the list of matchN/matchIf arguments.
+func (w *walker) matchArm(v cue.Value, path string, depth int) any {
+	return w.value(v, path, depth+1, modeMatch)
+}
+
+func (w *walker) matchN(c cue.Value, params []cue.Value, path string, depth int) any {
+	if len(params) != 2 {
+		w.refuse(c, path, "matchN", "expects two arguments", "")
+		return nil
+	}
+	var arms []any
+	for i := 0; ; i++ {
+		a := params[1].LookupPath(cue.MakePath(cue.Index(i)))
+		if !a.Exists() {
+			break
+		}
+		arms = append(arms, w.matchArm(a, path, depth))
+	}
+	n := len(arms)
+	count, op := params[0], cue.NoOp
+	var k int64
+	var err error
+	if o, oa := count.Expr(); o == cue.GreaterThanEqualOp && len(oa) == 1 {
+		op = o
+		k, err = oa[0].Int64()
+	} else {
+		k, err = count.Int64()
+	}
+	if err != nil {
+		w.refuse(c, path, fmt.Sprintf("%v", c), "only a constant count or >=N has a JSON Schema equivalent", "write matchN(1, …) (oneOf), matchN(>=1, …) (anyOf), matchN(N, …) with N the number of arms (allOf) or matchN(0, …) (not)")
+		return nil
+	}
+	switch {
+	case op == cue.GreaterThanEqualOp && k <= 0:
+		return true
+	case op == cue.GreaterThanEqualOp && k == 1:
+		return map[string]any{"anyOf": arms}
+	case int(k) == n && n > 0:
+		return map[string]any{"allOf": arms}
+	case op == cue.NoOp && k == 0:
+		if n == 0 {
+			return true
+		}
+		return map[string]any{"not": map[string]any{"anyOf": arms}}
+	case op == cue.NoOp && k == 1:
+		return map[string]any{"oneOf": arms}
+	case int(k) > n:
+		return false
+	}
+	w.refuse(c, path, fmt.Sprintf("%v", c), "only counts 0, 1, >=1 and all have a JSON Schema equivalent", "write matchN(1, …) (oneOf), matchN(>=1, …) (anyOf), matchN(N, …) with N the number of arms (allOf) or matchN(0, …) (not)")
+	return nil
+}
+
+func (w *walker) matchIf(c cue.Value, params []cue.Value, path string, depth int) any {
+	if len(params) != 3 {
+		w.refuse(c, path, "matchIf", "expects three arguments", "")
+		return nil
+	}
+	return map[string]any{
+		"if":   w.matchArm(params[0], path, depth),
+		"then": w.matchArm(params[1], path, depth),
+		"else": w.matchArm(params[2], path, depth),
+	}
+}
+
+func (w *walker) listMatchN(c cue.Value, params []cue.Value, path string, depth int) any {
+	if len(params) != 2 {
+		w.refuse(c, path, "list.MatchN", "expects two arguments", "")
+		return nil
+	}
+	s := map[string]any{"contains": w.matchArm(params[1], path, depth)}
+	bad := func() any {
+		w.refuse(c, path, fmt.Sprintf("%v", c), "only a constant count, >=N, <=M or >=N & <=M has a JSON Schema equivalent (contains with minContains/maxContains)", "write list.MatchN(>=1, x)")
+		return nil
+	}
+	var walkN func(v cue.Value, d int) bool
+	walkN = func(v cue.Value, d int) bool {
+		op, a := v.Expr()
+		switch op {
+		case cue.NoOp:
+			n, err := v.Int64()
+			if err != nil || n < 0 {
+				return false
+			}
+			s["minContains"] = json.Number(fmt.Sprint(n))
+			s["maxContains"] = json.Number(fmt.Sprint(n))
+		case cue.GreaterThanEqualOp, cue.LessThanEqualOp:
+			n, err := a[0].Int64()
+			if err != nil || n < 0 {
+				return false
+			}
+			if op == cue.GreaterThanEqualOp {
+				s["minContains"] = json.Number(fmt.Sprint(n))
+			} else {
+				s["maxContains"] = json.Number(fmt.Sprint(n))
+			}
+		case cue.AndOp:
+			if d > 0 {
+				return false
+			}
+			for _, x := range a {
+				if !walkN(x, d+1) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		return true
+	}
+	if !walkN(params[0], 0) {
+		return bad()
+	}
+	if _, ok := s["minContains"]; !ok {
+		s["minContains"] = json.Number("0")
+	}
+	if s["minContains"] == json.Number("0") && s["maxContains"] == nil {
+		return true
+	}
+	// contains applies to arrays only, as list.MatchN does.
+	return s
+}
+
+var _ = strings.TrimSpace
+
+// plainLiteral reports whether v is one struct or list literal without
+// embeddings: it carries no validator, and Expr need not be asked.
+func plainLiteral(v cue.Value) bool {
+	src := v.Source()
+	if f, ok := src.(*ast.Field); ok {
+		src = f.Value
+	}
+	switch x := src.(type) {
+	case *ast.StructLit:
+		for _, d := range x.Elts {
+			if _, ok := d.(*ast.EmbedDecl); ok {
+				return false
+			}
+			if _, ok := d.(*ast.Comprehension); ok {
+				return false
+			}
+		}
+		return true
+	case *ast.ListLit:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,732 @@
+package cueschema
+
+import (
+	"encoding/json"
+
+	"cuelang.org/go/cue/ast"
+	"fmt"
+	"net/url"
+	"regexp"
+	"regexp/syntax"
+	"slices"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/token"
+)
+
+// mode says which schema of a value the walk builds.
+type mode int
+
+const (
+	// modeFull accepts the instances CUE accepts.
+	modeFull mode = iota
+	// modePartial accepts the instances that do not conflict with the
+	// value, concrete or not: what survives as an arm of a disjunction
+	// (CUE eliminates an arm only when it conflicts; an arm that is
+	// merely incomplete stays and makes the disjunction ambiguous).
+	modePartial
+	// modeMatch accepts the instances an argument of matchN or matchIf
+	// matches: they do not conflict with it and give its required (!)
+	// fields.
+	modeMatch
+)
+
+// walker translates one value (a schema node or a definition).
+type walker struct {
+	t        *Translator
+	refs     map[string]bool // definitions referred to in full form
+	prefs    map[string]bool // definitions referred to in partial form
+	refusals []*Refusal
+	inDef    *defEntry
+	deep     bool
+	// root is the path of the value being translated: a reference to a
+	// regular field below it is a reference to a sibling value.
+	root string
+}
+
+// siblingRef refuses v when it is a reference to a regular field of the
+// value being translated ({a: int, b: a}): CUE requires the two to be
+// equal, which JSON Schema cannot say.
+func (w *walker) siblingRef(v cue.Value, path string) bool {
+	if w.root == "" || literal(v) {
+		return false
+	}
+	_, p := v.ReferencePath()
+	ps := p.String()
+	if ps == "" || !strings.HasPrefix(ps, w.root+".") {
+		return false
+	}
+	w.refuse(v, path, fmt.Sprintf("the reference to %s", ps), "a reference to a sibling value cannot be expressed in JSON Schema (CUE requires both fields to be equal)", "repeat the constraint, or name it as a definition and refer to that")
+	return true
+}
+
+func (w *walker) refuse(v cue.Value, path, construct, msg, hint string) {
+	w.refusals = append(w.refusals, &Refusal{Pos: v.Pos(), Path: path, Construct: construct, Message: msg, Hint: hint})
+}
+
+// info is what the walk learns about a value besides its schema.
+type info struct {
+	// complete: CUE makes the value concrete by itself (a concrete value,
+	// a default, a struct whose regular fields are all complete), so a
+	// regular field holding it may be omitted.
+	complete bool
+	// exact: the full and partial schemas of the value are the same
+	// (nothing in it can be incomplete).
+	exact bool
+}
+
+func joinPath(path, label string) string {
+	if path == "" {
+		return label
+	}
+	if strings.HasPrefix(label, "[") {
+		return path + label
+	}
+	return path + "." + label
+}
+
+// value translates v. path is its CUE path relative to the translated root
+// (for refusals).
+func (w *walker) value(v cue.Value, path string, depth int, m mode) any {
+	s, _ := w.valueInfo(v, path, depth, m)
+	return s
+}
+
+func (w *walker) valueInfo(v cue.Value, path string, depth int, m mode) (any, info) {
+	if depth > MaxDepth {
+		if !w.deep {
+			w.deep = true
+			w.refuse(v, path, "a schema nested more than 64 values deep", "every level must be translated before the schema is used, and this one does not end", "split it into definitions; a recursive definition (#Node: {next?: #Node}) is fine")
+		}
+		return true, info{}
+	}
+	if depth > 0 {
+		if s, ok := w.defRef(v, m, depth); ok {
+			return s, info{complete: false, exact: false}
+		}
+		if w.siblingRef(v, path) {
+			return false, info{}
+		}
+	}
+	if err := v.Err(); err != nil {
+		if v.Validate() == nil || hasCall(v, 0) {
+			// A struct or list validator that fails on the value as
+			// written (matchN on a struct of optional fields): the
+			// conjuncts say what it is.
+			return w.validated(v, path, depth, m)
+		}
+		// A conflict: no value is accepted (an optional field x?: _|_
+		// forbids x).
+		return false, info{exact: true}
+	}
+	e := v.Eval()
+	op, args := e.Expr()
+	if op != cue.OrOp && v.IncompleteKind() == cue.ListKind {
+		// An open list's "default" is the empty list, and *[] | [...T]
+		// is [...T] (its evaluated form): not a disjunction.
+		elems := v
+		if op == cue.NoOp && len(args) == 1 && !v.LookupPath(cue.MakePath(cue.AnyIndex)).Exists() && fixedLen(v) == 0 && args[0].LookupPath(cue.MakePath(cue.AnyIndex)).Exists() {
+			elems = args[0]
+		}
+		return w.list(v, elems, path, depth, m)
+	}
+	if d, ok := v.Default(); ok {
+		return w.union(v, d, true, path, depth, m)
+	}
+	if op == cue.OrOp {
+		return w.union(v, cue.Value{}, false, path, depth, m)
+	}
+	switch k := v.IncompleteKind(); {
+	case k == cue.StructKind:
+		return w.structure(v, path, depth, m)
+	case k == cue.ListKind:
+		return w.list(v, v, path, depth, m)
+	case k == cue.BottomKind:
+		return w.validated(v, path, depth, m)
+	}
+	return w.scalar(v, e, path, depth, m)
+}
+
+// defKey identifies a definition: the package it is in and its path.
+func defKey(root cue.Value, p cue.Path) string {
+	pkg := ""
+	if bi := root.BuildInstance(); bi != nil {
+		pkg = bi.ImportPath
+		if pkg == "" {
+			pkg = bi.Dir
+		}
+	}
+	return pkg + "\x00" + p.String()
+}
+
+// defRef returns the $ref to a definition when v is exactly a reference
+// to one.
+func (w *walker) defRef(v cue.Value, m mode, depth int) (any, bool) {
+	if literal(v) {
+		return nil, false
+	}
+	root, p := v.ReferencePath()
+	if !root.Exists() && depth == 1 {
+		// An element of a tuple (#args: [#Task]) is the reference and
+		// the contract language's placeholder (_): look past the
+		// placeholder (only here: Expr costs).
+		if op, args := v.Expr(); op == cue.AndOp {
+			var keep []cue.Value
+			for _, a := range args {
+				if a.IncompleteKind() == cue.TopKind && !a.IsConcrete() {
+					continue
+				}
+				keep = append(keep, a)
+			}
+			if len(keep) == 1 {
+				root, p = keep[0].ReferencePath()
+			}
+		}
+	}
+	if !root.Exists() {
+		return nil, false
+	}
+	sels := p.Selectors()
+	if len(sels) == 0 || !sels[len(sels)-1].IsDefinition() {
+		return nil, false
+	}
+	if builtinPackage(root) != "" {
+		return nil, false
+	}
+	target := root.LookupPath(p)
+	if !target.Exists() {
+		return nil, false
+	}
+	key := defKey(root, p)
+	e := w.t.defs[key]
+	if e == nil {
+		e = &defEntry{value: target, name: w.t.defName(root, p, key)}
+		w.t.defs[key] = e
+	}
+	name := e.name
+	if m == modePartial {
+		if w.prefs == nil {
+			w.prefs = map[string]bool{}
+		}
+		w.prefs[key] = true
+		name += partialSuffix
+	} else {
+		w.refs[key] = true
+	}
+	return map[string]any{"$ref": "#/$defs/" + pointerFragment(name)}, true
+}
+
+// defName picks the $defs name of the definition at p of root: its path
+// without '#' ("Task", "A.B"), prefixed with the last element of its
+// package's import path when another definition took that name.
+func (t *Translator) defName(root cue.Value, p cue.Path, key string) string {
+	var parts []string
+	for _, s := range p.Selectors() {
+		parts = append(parts, strings.TrimPrefix(s.String(), "#"))
+	}
+	base := strings.Join(parts, ".")
+	name := base
+	if owner, taken := t.names[name]; taken && owner != key {
+		pkg := ""
+		if bi := root.BuildInstance(); bi != nil {
+			pkg = bi.ImportPath
+		}
+		if i := strings.LastIndexAny(pkg, "/:"); i >= 0 {
+			pkg = pkg[i+1:]
+		}
+		if pkg != "" {
+			name = pkg + "." + base
+		}
+		for i := 2; ; i++ {
+			if owner, taken := t.names[name]; !taken || owner == key {
+				break
+			}
+			name = fmt.Sprintf("%s.%d", base, i)
+		}
+	}
+	t.names[name] = key
+	return name
+}
+
+// pointerFragment escapes a $defs name for a "#/$defs/..." reference: JSON
+// Pointer escapes (~0, ~1) and then URI fragment percent-encoding.
+func pointerFragment(name string) string {
+	name = strings.ReplaceAll(name, "~", "~0")
+	name = strings.ReplaceAll(name, "/", "~1")
+	u := url.URL{Fragment: name}
+	return strings.TrimPrefix(u.EscapedFragment(), "#")
+}
+
+// builtinPackage reports the import path of pkg when it is one of CUE's
+// builtin packages (no dot in its first path element), else "".
+func builtinPackage(pkg cue.Value) string {
+	bi := pkg.BuildInstance()
+	if bi == nil || bi.ImportPath == "" {
+		return ""
+	}
+	first, _, _ := strings.Cut(bi.ImportPath, "/")
+	if strings.Contains(first, ".") {
+		return ""
+	}
+	return bi.ImportPath
+}
+
+// structure translates a struct value.
+func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, info) {
+	s := map[string]any{"type": "object"}
+	inf := info{complete: true, exact: true}
+	var all []any // validators of the struct
+	w.structValidators(v, path, depth, m, &all, &inf)
+	iter, err := v.Fields(cue.Optional(true), cue.Patterns(true))
+	if err != nil {
+		w.refuse(v, path, "this struct", "CUE cannot list its fields: "+oneLine(err), "")
+		return false, info{}
+	}
+	props := map[string]any{}
+	var required []any
+	var patterns []pattern
+	var declared []string
+	anyLabel := false
+	for iter.Next() {
+		sel := iter.Selector()
+		fv := iter.Value()
+		switch sel.ConstraintType() {
+		case cue.PatternConstraint:
+			re, ok := w.labelPattern(sel.Pattern(), path)
+			if !ok {
+				continue
+			}
+			// The pattern's value alone has lost the closedness of its
+			// context: a label it selects, filled in, has it back.
+			if probe, ok := patternProbe(sel.Pattern(), re, v); ok {
+				filled := v.FillPath(cue.MakePath(cue.Str(probe)), v.Context().CompileString("_"))
+				if pv := filled.LookupPath(cue.MakePath(cue.Str(probe))); pv.Exists() {
+					fv = pv
+				}
+			}
+			ps := w.value(fv, joinPath(path, "["+fmt.Sprint(sel.Pattern())+"]"), depth+1, m)
+			if re == "" {
+				anyLabel = true
+			}
+			patterns = append(patterns, pattern{re: re, schema: ps})
+			continue
+		}
+		if sel.LabelType() != cue.StringLabel {
+			continue
+		}
+		name := sel.Unquoted()
+		declared = append(declared, name)
+		fp := joinPath(path, sel.String())
+		ps, fi := w.valueInfo(fv, fp, depth+1, m)
+		if !fi.exact {
+			inf.exact = false
+		}
+		switch sel.ConstraintType() {
+		case cue.OptionalConstraint:
+			// Only a default written as one (*x | …): CUE leaves an
+			// absent optional field absent, but the default documents
+			// what the application assumes.
+			if explicitDefault(fv) {
+				if d, ok := w.defaultOf(fv, fi); ok {
+					ps = withKeyword(ps, "default", d)
+				}
+			}
+		case cue.RequiredConstraint:
+			inf.complete = false
+			inf.exact = false
+			if m != modePartial {
+				required = append(required, name)
+			}
+		default:
+			if fi.complete {
+				if d, ok := w.defaultOf(fv, fi); ok {
+					ps = withKeyword(ps, "default", d)
+				}
+			} else {
+				inf.complete = false
+				inf.exact = false
+				if m == modeFull {
+					required = append(required, name)
+				}
+			}
+		}
+		if d := w.doc(fv); d != "" {
+			ps = withKeyword(ps, "description", d)
+		}
+		props[name] = ps
+	}
+	if len(props) > 0 {
+		s["properties"] = props
+	}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	// Pattern constraints apply to every matching label, declared ones
+	// included (whose values CUE has already unified with them); JSON
+	// Schema's patternProperties does the same. A constraint on any
+	// label ([string]: T) applies to the labels of the regex patterns
+	// too, and to the rest as additionalProperties.
+	var anySchema any = nil
+	for _, p := range patterns {
+		if p.re == "" {
+			anySchema = conjoin(anySchema, p.schema)
+		}
+	}
+	if len(patterns) > 0 {
+		pp := map[string]any{}
+		for _, p := range patterns {
+			if p.re == "" {
+				continue
+			}
+			pp[p.re] = conjoin(conjoin(pp[p.re], p.schema), anySchema)
+		}
+		if len(pp) > 0 {
+			s["patternProperties"] = pp
+		}
+	}
+	switch {
+	case anyLabel:
+		s["additionalProperties"] = anySchema
+	case !w.open(v, declared, patterns):
+		s["additionalProperties"] = false
+	}
+	if len(all) > 0 {
+		return mergeInto(s, all), inf
+	}
+	return s, inf
+}
+
+// explicitDefault reports whether v is a disjunction with a default
+// (an open list's implied default, the empty list, does not count).
+func explicitDefault(v cue.Value) bool {
+	if _, ok := v.Default(); !ok {
+		return false
+	}
+	op, args := v.Eval().Expr()
+	if op == cue.OrOp {
+		return true
+	}
+	// *20 | int & >=1: the evaluated form drops the default the other
+	// arm subsumes.
+	return v.IncompleteKind() != cue.ListKind && v.IncompleteKind() != cue.StructKind && len(args) == 1
+}
+
+// pattern is a translated pattern constraint: re selects the labels ("" =
+// any label).
+type pattern struct {
+	re     string
+	schema any
+}
+
+// probes are labels tried to learn whether a struct is closed; one that
+// is neither declared nor matched by a pattern decides.
+var probes = []string{"\x00stitchkit-probe", "__stitchkit_probe__", "0", "-", "", "Z", "~", "\U0010FFFF"}
+
+// open reports whether v accepts labels it does not declare.
+func (w *walker) open(v cue.Value, declared []string, ps []pattern) bool {
+	var compiled []*regexp.Regexp
+	for _, p := range ps {
+		if r, err := regexp.Compile(p.re); err == nil {
+			compiled = append(compiled, r)
+		}
+	}
+probe:
+	for _, p := range probes {
+		if slices.Contains(declared, p) {
+			continue
+		}
+		for _, r := range compiled {
+			if r.MatchString(p) {
+				continue probe
+			}
+		}
+		return v.Allows(cue.Str(p))
+	}
+	return true
+}
+
+// defaultOf returns the JSON value CUE gives v when the data leaves it out,
+// when there is one.
+func (w *walker) defaultOf(v cue.Value, fi info) (any, bool) {
+	if !fi.complete {
+		if _, ok := v.Default(); !ok {
+			return nil, false
+		}
+	}
+	d, _ := v.Default()
+	if d.Validate(cue.Concrete(true)) != nil {
+		return nil, false
+	}
+	b, err := d.MarshalJSON()
+	if err != nil {
+		return nil, false
+	}
+	var out any
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.UseNumber()
+	if dec.Decode(&out) != nil {
+		return nil, false
+	}
+	return out, true
+}
+
+// withKeyword adds keyword k to schema s (wrapping a boolean schema).
+func withKeyword(s any, k string, val any) any {
+	m, ok := s.(map[string]any)
+	if !ok {
+		if s == false {
+			return s
+		}
+		m = map[string]any{}
+	}
+	m[k] = val
+	return m
+}
+
+// conjoin returns a schema accepting what both a and b accept (nil is
+// "nothing yet").
+func conjoin(a, b any) any {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	case a == true:
+		return b
+	case b == true:
+		return a
+	case a == false || b == false:
+		return false
+	}
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if aok && bok && len(am) == 0 {
+		return b
+	}
+	if aok && bok && len(bm) == 0 {
+		return a
+	}
+	var l []any
+	if aok && len(am) == 1 && am["allOf"] != nil {
+		l = slices.Clone(am["allOf"].([]any))
+	} else {
+		l = []any{a}
+	}
+	l = append(l, b)
+	// The order conjuncts are written in must not reach the schema.
+	sortByCanonical(l)
+	return map[string]any{"allOf": l}
+}
+
+// conjoinAll adds the schemas in extra to s as allOf members.
+func conjoinAll(s any, extra []any) any {
+	out := s
+	for _, e := range extra {
+		out = conjoin(out, e)
+	}
+	return out
+}
+
+// labelPattern translates a pattern constraint's label into a regular
+// expression ("" for any label).
+func (w *walker) labelPattern(p cue.Value, path string) (string, bool) {
+	e := p.Eval()
+	op, args := e.Expr()
+	switch op {
+	case cue.RegexMatchOp:
+		if len(args) == 1 {
+			if re, err := args[0].String(); err == nil {
+				if out, ok := w.portableRegexp(p, path, re); ok {
+					return out, true
+				}
+				return "", false
+			}
+		}
+	case cue.OrOp:
+		var alts []string
+		for _, a := range args {
+			s, err := a.String()
+			if err != nil {
+				alts = nil
+				break
+			}
+			alts = append(alts, regexp.QuoteMeta(s))
+		}
+		if len(alts) > 0 {
+			slices.Sort(alts)
+			return "^(?:" + strings.Join(alts, "|") + ")$", true
+		}
+	case cue.NoOp:
+		if s, err := p.String(); err == nil {
+			return "^" + regexp.QuoteMeta(s) + "$", true
+		}
+		if p.IncompleteKind() == cue.StringKind || p.IncompleteKind() == cue.TopKind {
+			return "", true
+		}
+	}
+	w.refuse(p, path, fmt.Sprintf("the label constraint [%v]", p), "only a regular expression (=~), a string, an enum of strings or string/_ can select labels in JSON Schema (patternProperties)", `write [=~"^prefix_"]: T, or declare the fields`)
+	return "", false
+}
+
+// list translates a list value: validators come from v, elements from
+// elems (the evaluated list when v is *[] | [...T]).
+func (w *walker) list(v, elems cue.Value, path string, depth int, m mode) (any, info) {
+	s := map[string]any{"type": "array"}
+	inf := info{complete: true, exact: true}
+	var all []any
+	w.listValidators(v, path, depth, m, &all, &inf)
+	var prefix []any
+	for i := 0; ; i++ {
+		ev := elems.LookupPath(cue.MakePath(cue.Index(i)))
+		if !ev.Exists() {
+			break
+		}
+		if i >= 10000 {
+			w.refuse(v, path, "a list of more than 10000 fixed elements", "too large to translate", "use [...T] with list.MaxItems")
+			return false, info{}
+		}
+		es, ei := w.valueInfo(ev, joinPath(path, fmt.Sprintf("[%d]", i)), depth+1, m)
+		if !ei.complete {
+			inf.complete = false
+		}
+		if !ei.exact {
+			inf.exact = false
+		}
+		prefix = append(prefix, es)
+	}
+	rest := elems.LookupPath(cue.MakePath(cue.AnyIndex))
+	if len(prefix) > 0 {
+		s["prefixItems"] = prefix
+		s["minItems"] = json.Number(fmt.Sprint(len(prefix)))
+	}
+	if rest.Exists() {
+		rs, ri := w.valueInfo(rest, joinPath(path, "[_]"), depth+1, m)
+		if !ri.exact {
+			inf.exact = false
+		}
+		if rs != true {
+			s["items"] = rs
+		}
+	} else {
+		s["items"] = false
+	}
+	if len(all) > 0 {
+		return mergeInto(s, all), inf
+	}
+	return s, inf
+}
+
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+}
+
+var _ = token.NoPos
+
+// patternProbe returns a label the pattern selects that v does not
+// declare.
+func patternProbe(p cue.Value, re string, v cue.Value) (string, bool) {
+	var cands []string
+	if re == "" {
+		cands = probes
+	} else if r, err := regexp.Compile(re); err == nil {
+		if tree, err := syntax.Parse(re, syntax.Perl); err == nil {
+			cands = append(cands, sampleMatch(tree.Simplify()))
+		}
+		cands = append(cands, probes...)
+		var ok []string
+		for _, c := range cands {
+			if r.MatchString(c) {
+				ok = append(ok, c)
+			}
+		}
+		cands = ok
+	}
+	for _, c := range cands {
+		if !v.LookupPath(cue.MakePath(cue.Str(c))).Exists() {
+			return c, true
+		}
+	}
+	return "", false
+}
+
+// sampleMatch builds a short string the regular expression matches (best
+// effort; the caller checks it).
+func sampleMatch(re *syntax.Regexp) string {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return string(re.Rune)
+	case syntax.OpCharClass:
+		if len(re.Rune) > 0 {
+			return string(re.Rune[0])
+		}
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return "a"
+	case syntax.OpCapture, syntax.OpPlus:
+		return sampleMatch(re.Sub[0])
+	case syntax.OpRepeat:
+		return strings.Repeat(sampleMatch(re.Sub[0]), re.Min)
+	case syntax.OpConcat:
+		var b strings.Builder
+		for _, s := range re.Sub {
+			b.WriteString(sampleMatch(s))
+		}
+		return b.String()
+	case syntax.OpAlternate:
+		return sampleMatch(re.Sub[0])
+	}
+	return ""
+}
+
+// hasCall reports whether a conjunct of v is a validator call.
+func hasCall(v cue.Value, depth int) bool {
+	if depth > 4 {
+		return false
+	}
+	op, args := v.Expr()
+	switch op {
+	case cue.CallOp:
+		return true
+	case cue.AndOp:
+		for _, a := range args {
+			if hasCall(a, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// doc returns the doc comments of v as a description ("" when none, or
+// when the Translator's DropDoc drops them all).
+func (w *walker) doc(v cue.Value) string {
+	var parts []string
+	for _, cg := range v.Doc() {
+		t := strings.TrimSpace(cg.Text())
+		if t == "" || w.t.opts.DropDoc != nil && w.t.opts.DropDoc(t) || slices.Contains(parts, t) {
+			continue
+		}
+		parts = append(parts, t)
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// literal reports whether v is written as a literal (a struct, list,
+// number, string, or an operator on literals), so it cannot be a
+// reference: asking CUE for its reference path costs.
+func literal(v cue.Value) bool {
+	src := v.Source()
+	if f, ok := src.(*ast.Field); ok {
+		src = f.Value
+	}
+	switch x := src.(type) {
+	case *ast.StructLit, *ast.ListLit, *ast.BasicLit:
+		return true
+	case *ast.UnaryExpr:
+		_, lit := x.X.(*ast.BasicLit)
+		return lit
+	case *ast.BinaryExpr:
+		return false
+	}
+	return false
+}
