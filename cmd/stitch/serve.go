@@ -86,6 +86,9 @@ type serveState struct {
 
 	routes  []serveRoute
 	listing []serveListing
+	// shutdown runs after the HTTP server has stopped (a mount holding
+	// hijacked connections, like realtime, closes them here).
+	shutdown []func(context.Context) error
 }
 
 // serveRoute sends every request whose path is prefix, or starts with
@@ -364,6 +367,9 @@ func runServe(ctx context.Context, env *cliEnv, src, addr string) error {
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		_ = srv.Close()
+	}
+	for _, stop := range s.shutdown {
+		_ = stop(sctx)
 	}
 	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return exitWith(exitFailure, err)

@@ -49,6 +49,7 @@ func run(ctx context.Context, addr string, out io.Writer) error {
 	fmt.Fprintf(out, "  tasks  %s%s/tasks\n", base, server.APIPrefix)
 	fmt.Fprintf(out, "  files  %s%s/v1/files\n", base, server.APIPrefix)
 	fmt.Fprintf(out, "  graph  %s/graph.json\n", base)
+	fmt.Fprintf(out, "  board  %s/ (live, over ws://%s%s)\n", base, ln.Addr(), server.BoardPath)
 	fmt.Fprintf(out, "try: curl -s -X POST %s%s/tasks -H 'Content-Type: application/json' -d '{\"title\":\"Write docs\"}'\n", base, server.APIPrefix)
 
 	srv := &http.Server{Handler: app.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
@@ -67,5 +68,7 @@ func run(ctx context.Context, addr string, out io.Writer) error {
 	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
-	return nil
+	// http.Server.Shutdown leaves hijacked connections alone: close the
+	// board's WebSockets (1001).
+	return app.Shutdown(sctx)
 }

@@ -6,11 +6,17 @@
 //	app, err := server.New(server.NewMemoryStore(nil), nil)
 //	http.ListenAndServe("127.0.0.1:8080", app.Handler()) // /api/tasks, /api/v1/files, /graph.json
 //
+// The board realtime contract is served at /realtime/board: watching a
+// board (watch {board: "main"}) gets taskChanged for every task created
+// or changed (board "main") or for the tasks with that tag (any other
+// board name); / is a page that shows the main board live with the ES
+// module client (/realtime.js). [App.Shutdown] closes the WebSockets.
+//
 // The seams other transports plug into: [App.Runner] is the one runner
 // every mount must share (MCP and agent tools call the same handlers),
-// [App.Handle] adds routes beside /api (an MCP endpoint, a realtime
-// WebSocket), and Options.OnChange observes every created or changed task
-// (where realtime taskChanged events come from).
+// [App.Handle] adds routes beside /api (an MCP endpoint), and
+// Options.OnChange observes every created or changed task, after the
+// board's watchers have been sent taskChanged.
 package server
 
 import (
@@ -24,6 +30,7 @@ import (
 	"stitchkit.dev/stitchkit/examples/tasks/tasksapi"
 	"stitchkit.dev/stitchkit/pkg/mount"
 	httpmount "stitchkit.dev/stitchkit/pkg/mount/http"
+	"stitchkit.dev/stitchkit/pkg/realtime"
 )
 
 // APIPrefix is where the HTTP API is mounted.
@@ -56,6 +63,7 @@ type App struct {
 	runner *mount.Runner
 	api    http.Handler
 	extra  *http.ServeMux
+	board  *realtime.Server[struct{}]
 }
 
 // New binds the example's handlers over store and builds the runner and the
@@ -91,6 +99,9 @@ func New(store Store, opts *Options) (*App, error) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(graphJSON)
 	})
+	if err := a.newBoard(); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 
@@ -127,9 +138,17 @@ func (a *App) now() time.Time {
 }
 
 func (a *App) changed(ctx context.Context, t tasksapi.Task) {
+	a.emitChanged(ctx, t)
 	if a.opts.OnChange != nil {
 		a.opts.OnChange(ctx, t)
 	}
+}
+
+func (a *App) logger() *slog.Logger {
+	if a.opts.Logger != nil {
+		return a.opts.Logger
+	}
+	return slog.Default()
 }
 
 func (a *App) notify(ctx context.Context, n Notification) error {
