@@ -94,16 +94,20 @@ const (
 	PhaseAcknowledgement RejectionPhase = "acknowledgement"
 )
 
-// RejectionReason is why a packet was rejected.
+// RejectionReason is why a packet was rejected. The set is pkg/realtime's
+// (where unexpected-acknowledgement — an ack for an event that takes none —
+// joins the upstream five); package realtimedriver's tests hold the two
+// lists equal, so that this package links no WebSocket engine.
 type RejectionReason string
 
 // Rejection reasons.
 const (
-	ReasonUnknownEvent           RejectionReason = "unknown-event"
-	ReasonInvalidArguments       RejectionReason = "invalid-arguments"
-	ReasonInvalidAcknowledgement RejectionReason = "invalid-acknowledgement-value"
-	ReasonMissingAcknowledgement RejectionReason = "missing-acknowledgement"
-	ReasonRejectedByPeer         RejectionReason = "rejected-by-peer"
+	ReasonUnknownEvent              RejectionReason = "unknown-event"
+	ReasonInvalidArguments          RejectionReason = "invalid-arguments"
+	ReasonInvalidAcknowledgement    RejectionReason = "invalid-acknowledgement-value"
+	ReasonMissingAcknowledgement    RejectionReason = "missing-acknowledgement"
+	ReasonUnexpectedAcknowledgement RejectionReason = "unexpected-acknowledgement"
+	ReasonRejectedByPeer            RejectionReason = "rejected-by-peer"
 )
 
 // RejectionFault says which side is at fault.
@@ -182,7 +186,8 @@ func (r Rejection) Validate() error {
 		return fmt.Errorf("unknown rejection phase %q", r.Phase)
 	}
 	switch r.Reason {
-	case ReasonUnknownEvent, ReasonInvalidArguments, ReasonInvalidAcknowledgement, ReasonMissingAcknowledgement, ReasonRejectedByPeer:
+	case ReasonUnknownEvent, ReasonInvalidArguments, ReasonInvalidAcknowledgement, ReasonMissingAcknowledgement,
+		ReasonUnexpectedAcknowledgement, ReasonRejectedByPeer:
 	default:
 		return fmt.Errorf("unknown rejection reason %q", r.Reason)
 	}
