@@ -126,7 +126,7 @@ func TestAgainstTheRealtimeServer(t *testing.T) {
 				return b.Request(ctx, 0, "say", map[string]any{"text": ""})
 			}},
 			Expected: conformance.Observation{Outcome: conformance.OutcomeRealtimeRejected, Code: conformance.CodeRealtimeContractViolation,
-				Rejection: &conformance.Rejection{Direction: conformance.ClientInbound, Phase: conformance.PhaseArguments, Reason: conformance.ReasonRejectedByPeer, Fault: conformance.FaultLocal},
+				Rejection:    &conformance.Rejection{Direction: conformance.ClientInbound, Phase: conformance.PhaseArguments, Reason: conformance.ReasonRejectedByPeer, Fault: conformance.FaultLocal},
 				HandlerCalls: calls(0)}}),
 		define(conformance.RealtimeProbe{Name: "say on a closed connection", Scenario: conformance.ScenarioDisconnected,
 			Fixture: Action{Binding: gone, Do: func(ctx context.Context, b realtime.Binding) (any, error) {
