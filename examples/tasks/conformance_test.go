@@ -8,7 +8,12 @@ package main
 //     with `go test -update` and review the diff);
 //   - compares the manifest with what clients discover on the live mounts;
 //   - runs parity probes: the same call, the same observation, on every
-//     transport.
+//     transport;
+//   - runs the eight realtime probe scenarios against the app's WebSocket
+//     server, with clients of the current contract, of the next and the
+//     previous generation (testdata/generations), and a network the test
+//     controls (faultyLink) for the transport's own timeout and an
+//     in-flight disconnect.
 
 import (
 	"context"
@@ -20,6 +25,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"stitchkit.dev/stitchkit/examples/tasks/server"
 	"stitchkit.dev/stitchkit/examples/tasks/tasksapi"
@@ -33,6 +39,7 @@ import (
 // live is the running example and the clients the probes use.
 type live struct {
 	store *server.MemoryStore
+	app   *server.App
 	srv   *httptest.Server
 	// handled counts calls that reached a handler (BeforeHandle runs
 	// after every validation, just before the handler).
@@ -63,8 +70,17 @@ func start(t *testing.T) *live {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(doc)
 	}))
+	l.app = app
 	l.srv = httptest.NewServer(app.Handler())
-	t.Cleanup(l.srv.Close)
+	t.Cleanup(func() {
+		l.srv.Close()
+		// The HTTP server's Close leaves hijacked WebSockets to the app.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := app.Shutdown(ctx); err != nil {
+			t.Error(err)
+		}
+	})
 	return l
 }
 
@@ -128,6 +144,11 @@ func TestConformance(t *testing.T) {
 				t.Errorf("%s %s is not in the OpenAPI document, yet the mount answers %q", r[0], r[1], code)
 			}
 		}
+	})
+
+	t.Run("realtime", func(t *testing.T) {
+		// A fresh app: the scenarios create tasks and expect the first id.
+		realtimeScenarios(t, start(t))
 	})
 
 	t.Run("parity", func(t *testing.T) {
