@@ -139,6 +139,11 @@ func TestConformance(t *testing.T) {
 		if routes < 10 {
 			t.Errorf("only %d routes in the OpenAPI document", routes)
 		}
+		// Realtime: the topology the live board server shows.
+		board := observeRealtime(t, l, boardContract(t, ""), boardContract(t, "previous"))
+		if err := conformance.AssertDiscovery(m, conformance.Observed{Realtime: map[string]conformance.ObservedRealtime{"board": board}}); err != nil {
+			t.Error(err)
+		}
 		for _, r := range [][2]string{{"GET", server.APIPrefix + "/tasks/{id}/missing"}, {"HEAD", server.APIPrefix + "/tasks/{id}/gone"}, {"PATCH", server.APIPrefix + "/tasks"}} {
 			if code := l.routeAnswer(t, r[0], r[1]); code != "NOT_FOUND" && code != "METHOD_NOT_ALLOWED" {
 				t.Errorf("%s %s is not in the OpenAPI document, yet the mount answers %q", r[0], r[1], code)
@@ -152,6 +157,8 @@ func TestConformance(t *testing.T) {
 	})
 
 	t.Run("parity", func(t *testing.T) {
+		// A fresh app: the probes expect the first task id.
+		l := start(t)
 		drivers := l.drivers(t)
 		conformancetest.RunProbes(t, l.parityProbes(t, drivers), drivers, nil)
 	})

@@ -17,8 +17,67 @@ import (
 	"stitchkit.dev/stitchkit/pkg/conformance"
 	"stitchkit.dev/stitchkit/pkg/conformance/conformancetest"
 	"stitchkit.dev/stitchkit/pkg/conformance/realtimedriver"
+	"stitchkit.dev/stitchkit/pkg/graph"
+	"stitchkit.dev/stitchkit/pkg/mount"
 	"stitchkit.dev/stitchkit/pkg/realtime"
 )
+
+// observeRealtime discovers the board server's topology from the live
+// server: the clientToServer events it serves are those it does not refuse
+// as unknown (asked with the previous generation's client, which knows an
+// event the server dropped), the serverToClient events those it delivers
+// to a watcher when a task is created.
+func observeRealtime(t *testing.T, l *live, current, previous *realtime.Contract) conformance.ObservedRealtime {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	wsURL := "ws" + strings.TrimPrefix(l.srv.URL, "http") + server.BoardPath
+	old, err := realtime.Dial(ctx, wsURL, previous, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	obs := conformance.ObservedRealtime{ServerToClient: []string{}, ClientToServer: []string{}}
+	for _, ev := range previous.Events(graph.ClientToServer) {
+		_, err := old.Request(ctx, 0, ev, map[string]any{"board": server.MainBoard})
+		if e, ok := mount.AsError(err); ok && e.Code == conformance.CodeRealtimeRejected && e.Details["reason"] == string(realtime.ReasonUnknownEvent) {
+			continue
+		}
+		obs.ClientToServer = append(obs.ClientToServer, ev)
+	}
+	if len(obs.ClientToServer) == len(previous.Events(graph.ClientToServer)) {
+		t.Errorf("the server served every event of the previous generation, %v: the probe cannot tell served from unknown", obs.ClientToServer)
+	}
+
+	watcher, err := realtime.Dial(ctx, wsURL, current, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Close()
+	seen := make(chan string, 16)
+	for _, ev := range current.Events(graph.ServerToClient) {
+		if _, err := watcher.On(ev, func(context.Context, realtime.Args) (any, error) { seen <- ev; return nil, nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := watcher.Request(ctx, 0, "watch", map[string]any{"board": server.MainBoard}); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequestWithContext(ctx, "POST", l.srv.URL+server.APIPrefix+"/tasks", strings.NewReader(`{"title":"Discover the board"}`))
+	req.Header.Set("Content-Type", "application/json")
+	res, err := l.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	select {
+	case ev := <-seen:
+		obs.ServerToClient = append(obs.ServerToClient, ev)
+	case <-ctx.Done():
+		t.Fatal("no serverToClient event after creating a task")
+	}
+	return obs
+}
 
 // realtimeScenarios runs the eight realtime probe scenarios against the
 // app's board server. handlerCalls counts the calls of the probe clients'
@@ -27,21 +86,8 @@ import (
 func realtimeScenarios(t *testing.T, l *live) {
 	ctx := context.Background()
 	wsURL := "ws" + strings.TrimPrefix(l.srv.URL, "http") + server.BoardPath
-	current, err := realtime.NewContract(tasksapi.Graph(), "board", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	generation := func(name string) *realtime.Contract {
-		g, err := compile.Compile(ctx, filepath.Join("testdata", "generations", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := realtime.NewContract(g, "board", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	current := boardContract(t, "")
+	generation := func(name string) *realtime.Contract { return boardContract(t, name) }
 	dial := func(url string, c *realtime.Contract) *realtime.Client {
 		cl, err := realtime.Dial(ctx, url, c, nil)
 		if err != nil {
@@ -218,6 +264,24 @@ func realtimeScenarios(t *testing.T, l *live) {
 	if !client.Connected() || !nextTags.Connected() || !nextAck.Connected() || !previous.Connected() {
 		t.Error("a probe disconnected a client the test owns")
 	}
+}
+
+// boardContract is the board contract of the current graph (generation
+// "") or of a generation under testdata/generations.
+func boardContract(t *testing.T, generation string) *realtime.Contract {
+	t.Helper()
+	g := tasksapi.Graph()
+	if generation != "" {
+		var err error
+		if g, err = compile.Compile(context.Background(), filepath.Join("testdata", "generations", generation)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := realtime.NewContract(g, "board", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 type httpStatusError struct{ status string }
