@@ -23,6 +23,9 @@ COMPARISONS=(
 	"compile-vs-cue-jsonschema BenchmarkCompileVsCUEJSONSchema 0.5 ./bench"
 	"http-vs-nethttp BenchmarkHTTPVsNetHTTP 1.15 ./bench"
 	"http-vs-huma BenchmarkHTTPVsHuma 0.9 ./bench"
+	"mcp-call-vs-gosdk BenchmarkMCPCallVsGoSDK 1.0 ./bench"
+	"mcp-list-vs-gosdk BenchmarkMCPListVsGoSDK 1.05 ./bench"
+	"mcp-list-prepared-vs-rebuild BenchmarkMCPListPreparedVsRebuild 0.10 ./bench"
 	"realtime-fanout-vs-gorilla BenchmarkRealtimeFanoutVsGorilla 1.15 ./bench"
 )
 MEASURES=(

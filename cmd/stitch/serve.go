@@ -43,6 +43,9 @@ is implemented:
                   each operation answers with the output of its first example
                   whose params, query and input equal the request's (else its
                   first example), or 501 NOT_IMPLEMENTED when it has none
+  /mcp           the default MCP surface, or /mcp/{surface} each named one:
+                  stateless streamable HTTP through the same runner (invalid
+                  arguments come back as isError results with the code)
   /graph.json     the compiled graph
   /openapi.json   the OpenAPI 3.1 document of /api
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 
 	"stitchkit.dev/stitchkit/pkg/graph"
@@ -41,7 +42,7 @@ type Manifest struct {
 // Operation is one operation identity: every contract operation (exposed on
 // HTTP or not) and every runtime tool.
 type Operation struct {
-	// Kind is "contract" or "runtime".
+	// Kind is "contract", "runtime" or "native".
 	Kind    string `json:"kind"`
 	Service string `json:"service"`
 	Action  string `json:"action"`
@@ -169,6 +170,12 @@ type Options struct {
 	HTTPPrefix string
 	// Extensions are passed through sorted (by transport, then name).
 	Extensions []Extension
+	// Native are the tools a mount registers in Go code (native MCP
+	// tools, kind "native"), by surface: what the MCP mount's NativeTools
+	// returns. Each is listed on its surface like a contract tool; a
+	// surface the graph does not declare, or a name already on the
+	// surface, fails the build.
+	Native []project.Surface
 }
 
 // emptyObjectDigest is digest({}), the input of a CLI-only command without
@@ -213,6 +220,9 @@ func BuildManifest(g *graph.Graph, opts *Options) (*Manifest, error) {
 		}
 		m.ToolSurfaces = append(m.ToolSurfaces, ts)
 	}
+	if err := m.addNative(opts.Native); err != nil {
+		return nil, err
+	}
 	for _, ev := range rt.Events {
 		row := RealtimeEvent{Contract: ev.Contract, Direction: ev.Direction, Event: ev.Event,
 			Args: DirectedDigests{Input: ev.ArgsDigest, Output: ev.ArgsDigest}}
@@ -230,6 +240,45 @@ func BuildManifest(g *graph.Graph, opts *Options) (*Manifest, error) {
 	}
 	m.sort()
 	return m, nil
+}
+
+// addNative lists native tools on their surfaces, and each native
+// identity once among the operations (kind "native", no HTTP rows). One
+// identity registered with different schemas or descriptions on two
+// surfaces fails.
+func (m *Manifest) addNative(native []project.Surface) error {
+	var errs []error
+	ops := map[string]Operation{}
+	for _, ns := range native {
+		ts := m.surface(string(ns.Transport), ns.Name)
+		if ts == nil {
+			errs = append(errs, fmt.Errorf("native tools: %s is not a surface of the graph", project.SurfaceLabel(ns.Transport, ns.Name)))
+			continue
+		}
+		for _, t := range ns.Tools {
+			if slices.ContainsFunc(ts.Tools, func(o Tool) bool { return o.Name == t.Name }) {
+				errs = append(errs, fmt.Errorf("native tools: %s already has a tool named %q", project.SurfaceLabel(ns.Transport, ns.Name), t.Name))
+				continue
+			}
+			ts.Tools = append(ts.Tools, Tool{Kind: string(project.KindNative), Service: t.Service, Action: t.Action, Name: t.Name, Input: t.InputDigest})
+			scope := t.Scope
+			if scope == "" {
+				scope = "public"
+			}
+			op := Operation{Kind: string(project.KindNative), Service: t.Service, Action: t.Action, Method: t.Method, Scope: scope,
+				Description: t.Description, Schemas: Schemas{Input: Digest(t.InputDigest), Output: Digest(t.OutputDigest)}, HTTP: []HTTPRow{}}
+			id := t.Service + "." + t.Action
+			if prev, ok := ops[id]; ok {
+				if !reflect.DeepEqual(prev, op) {
+					errs = append(errs, fmt.Errorf("Conflicting native operation identity %s: two definitions differ", id))
+				}
+				continue
+			}
+			ops[id] = op
+			m.Operations = append(m.Operations, op)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // operations lists every contract operation and runtime tool with its HTTP
