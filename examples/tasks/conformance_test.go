@@ -27,13 +27,21 @@ import (
 	"testing"
 	"time"
 
+	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"stitchkit.dev/stitchkit/examples/tasks/server"
 	"stitchkit.dev/stitchkit/examples/tasks/tasksapi"
 	"stitchkit.dev/stitchkit/pkg/conformance"
+	"stitchkit.dev/stitchkit/pkg/conformance/agentdriver"
+	"stitchkit.dev/stitchkit/pkg/conformance/clidriver"
 	"stitchkit.dev/stitchkit/pkg/conformance/conformancetest"
 	"stitchkit.dev/stitchkit/pkg/conformance/httpdriver"
+	"stitchkit.dev/stitchkit/pkg/conformance/mcpdriver"
 	"stitchkit.dev/stitchkit/pkg/export/openapi"
 	"stitchkit.dev/stitchkit/pkg/mount"
+	"stitchkit.dev/stitchkit/pkg/mount/agent"
+	"stitchkit.dev/stitchkit/pkg/mount/cli"
+	mcpmount "stitchkit.dev/stitchkit/pkg/mount/mcp"
 )
 
 // live is the running example and the clients the probes use.
@@ -41,6 +49,10 @@ type live struct {
 	store *server.MemoryStore
 	app   *server.App
 	srv   *httptest.Server
+	// tools is the agent toolset and cli the command tree, both over the
+	// app's one runner, as an application would build them.
+	tools *agent.Toolset
+	cli   *cli.App
 	// handled counts calls that reached a handler (BeforeHandle runs
 	// after every validation, just before the handler).
 	handled atomic.Int64
@@ -70,6 +82,20 @@ func start(t *testing.T) *live {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(doc)
 	}))
+	// The MCP mount as the example's main.go mounts it: every named
+	// surface under /mcp.
+	mcp, err := mcpmount.New(app.Runner(), &mcpmount.Options{Prefix: "/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app.Handle("/mcp", mcp)
+	app.Handle("/mcp/", mcp)
+	if l.tools, err = agent.New(app.Runner(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if l.cli, err = cli.New(tasksapi.Graph(), &cli.Options{Runner: app.Runner()}); err != nil {
+		t.Fatal(err)
+	}
 	l.app = app
 	l.srv = httptest.NewServer(app.Handler())
 	t.Cleanup(func() {
@@ -82,6 +108,20 @@ func start(t *testing.T) *live {
 		}
 	})
 	return l
+}
+
+// session is an MCP client session of the official SDK on one named
+// surface; the test owns it and closes it.
+func (l *live) session(t *testing.T, surface string) *sdkmcp.ClientSession {
+	t.Helper()
+	client := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "conformance", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &sdkmcp.StreamableClientTransport{
+		Endpoint: l.srv.URL + "/mcp/" + surface, HTTPClient: l.srv.Client(), DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
 }
 
 func (l *live) get(t *testing.T, path string) []byte {
@@ -139,6 +179,36 @@ func TestConformance(t *testing.T) {
 		if routes < 10 {
 			t.Errorf("only %d routes in the OpenAPI document", routes)
 		}
+		// Tools: what each MCP surface lists through the SDK client, the
+		// agent toolset's names and the CLI's command tree.
+		obs := conformance.Observed{AGENT: []string{}, CLI: []string{}, CliOnly: []string{}}
+		for _, surface := range []string{"admin", "member"} {
+			names, err := mcpdriver.ToolNames(context.Background(), l.session(t, surface))
+			if err != nil {
+				t.Fatal(err)
+			}
+			obs.ToolSurfaces = append(obs.ToolSurfaces, conformance.ObservedSurface{Transport: conformance.TransportMCP, Surface: surface, Names: names})
+		}
+		for _, tool := range l.tools.Tools() {
+			obs.AGENT = append(obs.AGENT, tool.Name)
+		}
+		// The command tree holds the CLI surface's commands and the
+		// CLI-only ones side by side; the graph says which are which.
+		native := map[string]bool{}
+		for _, c := range tasksapi.Graph().CliCommands {
+			native[c.Name] = true
+		}
+		for _, c := range l.cli.Command().Commands() {
+			if native[c.Name()] {
+				obs.CliOnly = append(obs.CliOnly, c.Name())
+			} else {
+				obs.CLI = append(obs.CLI, c.Name())
+			}
+		}
+		if err := conformance.AssertDiscovery(m, obs); err != nil {
+			t.Error(err)
+		}
+
 		// Realtime: the topology the live board server shows.
 		board := observeRealtime(t, l, boardContract(t, ""), boardContract(t, "previous"))
 		if err := conformance.AssertDiscovery(m, conformance.Observed{Realtime: map[string]conformance.ObservedRealtime{"board": board}}); err != nil {
@@ -160,7 +230,7 @@ func TestConformance(t *testing.T) {
 		// A fresh app: the probes expect the first task id.
 		l := start(t)
 		drivers := l.drivers(t)
-		conformancetest.RunProbes(t, l.parityProbes(t, drivers), drivers, nil)
+		conformancetest.RunProbes(t, l.parityProbes(t), drivers, nil)
 	})
 }
 
@@ -225,20 +295,36 @@ func (l *live) drivers(t *testing.T) conformance.Drivers {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return conformance.Drivers{conformance.TransportHTTP: conformance.WithHandlerCalls(h, l.handlerCalls)}
+	// MCP through the member surface, the one a signed-in user gets.
+	m, err := mcpdriver.New(g, l.session(t, "member"), "member")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := agentdriver.New(g, l.tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := clidriver.New(g, clidriver.InProcess(l.cli))
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := func(d conformance.Driver) conformance.Driver { return conformance.WithHandlerCalls(d, l.handlerCalls) }
+	return conformance.Drivers{
+		conformance.TransportHTTP:  counted(h),
+		conformance.TransportMCP:   counted(m),
+		conformance.TransportAGENT: counted(a),
+		conformance.TransportCLI:   counted(c),
+	}
 }
 
-// parityProbes are one valid and one invalid call (and a domain error)
-// with one expectation for every transport that has a driver.
-func (l *live) parityProbes(t *testing.T, drivers conformance.Drivers) []conformance.Probe {
+// parityProbes are one valid and one invalid call, and a domain error,
+// each with one expectation for HTTP, MCP, AGENT and CLI; and the runtime
+// tool, which has no HTTP route, on the three tool transports.
+func (l *live) parityProbes(t *testing.T) []conformance.Probe {
 	t.Helper()
-	var transports []conformance.Transport
-	for _, tr := range []conformance.Transport{conformance.TransportHTTP, conformance.TransportMCP, conformance.TransportAGENT, conformance.TransportCLI} {
-		if drivers[tr] != nil {
-			transports = append(transports, tr)
-		}
-	}
-	every := func(o conformance.Observation) map[conformance.Transport]conformance.Observation {
+	all := []conformance.Transport{conformance.TransportHTTP, conformance.TransportMCP, conformance.TransportAGENT, conformance.TransportCLI}
+	tools := all[1:]
+	every := func(o conformance.Observation, transports []conformance.Transport) map[conformance.Transport]conformance.Observation {
 		out := map[conformance.Transport]conformance.Observation{}
 		for _, tr := range transports {
 			out[tr] = o
@@ -264,20 +350,25 @@ func (l *live) parityProbes(t *testing.T, drivers conformance.Drivers) []conform
 	return []conformance.Probe{{
 		Name:       "get an existing task",
 		Fixture:    conformance.Call{Operation: "tasks.get", Args: map[string]any{"id": "t_1"}},
-		Transports: transports,
-		Expected:   every(found),
+		Transports: all,
+		Expected:   every(found, all),
 		Setup:      seed,
 		Teardown:   cleanup,
 	}, {
 		Name:       "create without a title is refused before the handler",
 		Fixture:    conformance.Call{Operation: "tasks.create", Args: map[string]any{"title": ""}},
-		Transports: transports,
+		Transports: all,
 		Expected: every(obs(`{"outcome":"validation_error","code":"VALIDATION_ERROR","handlerCalls":0,
-			"data":{"issues":[{"in":"input","path":"/title","keyword":"minLength","message":"minLength: got 0, want 1"}]}}`)),
+			"data":{"issues":[{"in":"input","path":"/title","keyword":"minLength","message":"minLength: got 0, want 1"}]}}`), all),
 	}, {
 		Name:       "get a missing task",
 		Fixture:    conformance.Call{Operation: "tasks.get", Args: map[string]any{"id": "t_404"}},
-		Transports: transports,
-		Expected:   every(obs(`{"outcome":"domain_error","code":"TASK_NOT_FOUND","handlerCalls":1}`)),
+		Transports: all,
+		Expected:   every(obs(`{"outcome":"domain_error","code":"TASK_NOT_FOUND","handlerCalls":1}`), all),
+	}, {
+		Name:       "the runtime tool counts tasks",
+		Fixture:    conformance.Call{Operation: "tasks.stats", Args: map[string]any{}},
+		Transports: tools,
+		Expected:   every(obs(`{"outcome":"success","data":{"open":0,"done":0},"handlerCalls":1}`), tools),
 	}}
 }
