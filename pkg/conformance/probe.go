@@ -141,7 +141,8 @@ func (e *ProbeError) Unwrap() error { return e.Err }
 //
 // Before any probe runs, even when there are none, opts is checked, and
 // every probe is checked statically: each listed transport must be one of
-// the five, have a driver and a well-formed expectation.
+// the five, have a driver and a well-formed expectation (whose diagnostic
+// fits the cap).
 //
 // Per probe, one deadline of opts.Timeout (derived from ctx, so cancelling
 // ctx ends it too) covers setup, each transport invocation in the listed
@@ -164,7 +165,7 @@ func RunProbes(ctx context.Context, probes []Probe, drivers Drivers, opts *RunOp
 		return err
 	}
 	for i := range probes {
-		if err := checkProbe(&probes[i], drivers); err != nil {
+		if err := checkProbe(&probes[i], drivers, o); err != nil {
 			return err
 		}
 	}
@@ -218,7 +219,7 @@ func knownTransport(t Transport) bool {
 }
 
 // checkProbe refuses, before anything runs, what could never pass.
-func checkProbe(p *Probe, drivers Drivers) error {
+func checkProbe(p *Probe, drivers Drivers, o RunOptions) error {
 	if len(p.Transports) == 0 {
 		return &ProbeError{Probe: p.Name, Err: errors.New("lists no transport")}
 	}
@@ -235,6 +236,11 @@ func checkProbe(p *Probe, drivers Drivers) error {
 		}
 		if err := exp.Validate(); err != nil {
 			return &ProbeError{Probe: p.Name, Transport: t, Err: err}
+		}
+		if len(exp.Diagnostic) > o.MaxDiagnosticBytes {
+			// An observed diagnostic is cut to the cap, so this one could
+			// never match.
+			return &ProbeError{Probe: p.Name, Transport: t, Err: fmt.Errorf("diagnostic of %d bytes is longer than MaxDiagnosticBytes (%d)", len(exp.Diagnostic), o.MaxDiagnosticBytes)}
 		}
 	}
 	return nil
