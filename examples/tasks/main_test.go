@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"io"
 	"net/http"
 	"os"
@@ -18,10 +17,12 @@ import (
 	"go.uber.org/goleak"
 
 	"stitchkit.dev/stitchkit/pkg/check"
+	"stitchkit.dev/stitchkit/pkg/conformance/conformancetest"
 	"stitchkit.dev/stitchkit/pkg/gen"
 )
 
-var update = flag.Bool("update", false, "regenerate tasksapi from tasks.cue")
+// -update is the repository's one update switch (conformancetest's).
+var update = conformancetest.Update
 
 type lockedBuffer struct {
 	mu sync.Mutex
@@ -96,7 +97,7 @@ func TestGeneratedBindingsAreCurrent(t *testing.T) {
 	}
 	for _, f := range files {
 		path := filepath.Join("tasksapi", f.Name)
-		if *update {
+		if update() {
 			if err := os.WriteFile(path, f.Data, 0o644); err != nil {
 				t.Fatal(err)
 			}

@@ -1,21 +1,3 @@
-// Package conformance holds the declarative conformance layer of stitchkit:
-// the surface manifest v2 — every HTTP route, tool surface, realtime event,
-// CLI-only command and extension a graph serves, with each schema as a
-// digest — and the two checks built on it: a byte-exact snapshot
-// comparison and a comparison with what a client actually discovered.
-//
-// The manifest is computed by the same pkg/project functions the mounts
-// call, so it can never claim what a mount does not serve. Start with
-// [BuildManifest]:
-//
-//	m, err := conformance.BuildManifest(g, &conformance.Options{HTTPPrefix: "/api"})
-//	diff, equal := conformance.CompareManifest(committed, m)
-//	err = conformance.AssertDiscovery(m, conformance.Observed{OpenAPI: doc, MCP: names})
-//
-// This package links neither testing nor go-cmp, so the stitch binary can
-// use it. Its testing side — the snapshot assertion with `go test -update`
-// — is package conformancetest, as net/http/httptest stands beside
-// net/http.
 package conformance
 
 import (

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,10 +15,12 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/conformance/conformancetest"
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
 
-var update = flag.Bool("update", false, "rewrite the testdata/golden/*.txtar files")
+// -update is the repository's one update switch (conformancetest's).
+var update = conformancetest.Update
 
 // contracts are the contracts whose generated code is golden-tested and
 // compiled: the two examples and the mapping corpus.
@@ -155,7 +156,7 @@ func TestGolden(t *testing.T) {
 			}
 			got := txtar.Format(ar)
 			path := filepath.Join("testdata", "golden", name+".txtar")
-			if *update {
+			if update() {
 				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 					t.Fatal(err)
 				}
