@@ -10,6 +10,10 @@
 # it runs A N times, then B N times.)
 #
 # Add a comparison by appending a row to COMPARISONS: name benchmark goal package.
+#
+# After the comparisons, MEASURES rows print one absolute measurement
+# against its goal as the same name<TAB>ratio<TAB>goal line, ratio being
+# value/goal-value (so 1.00 is the goal): name benchmark metric goal-value package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 COUNT="${BENCH_COUNT:-5}"
@@ -19,6 +23,13 @@ COMPARISONS=(
 	"compile-vs-cue-jsonschema BenchmarkCompileVsCUEJSONSchema 0.5 ./bench"
 	"http-vs-nethttp BenchmarkHTTPVsNetHTTP 1.15 ./bench"
 	"http-vs-huma BenchmarkHTTPVsHuma 0.9 ./bench"
+	"mcp-call-vs-gosdk BenchmarkMCPCallVsGoSDK 1.0 ./bench"
+	"mcp-list-vs-gosdk BenchmarkMCPListVsGoSDK 1.05 ./bench"
+	"mcp-list-prepared-vs-rebuild BenchmarkMCPListPreparedVsRebuild 0.10 ./bench"
+	"realtime-fanout-vs-gorilla BenchmarkRealtimeFanoutVsGorilla 1.15 ./bench"
+)
+MEASURES=(
+	"realtime-idle-conn-memory-vs-8KiB BenchmarkRealtimeIdleConnMemory B/idle-conn 8192 ./bench"
 )
 # allocs prints, on stderr (the TSV on stdout stays three columns), the
 # median allocations per operation of both sides of a comparison whose
@@ -48,4 +59,16 @@ for row in "${COMPARISONS[@]}"; do
 	fi
 	printf '%s\t%s\t%s\n' "$name" "$(awk -v o="$o" -v p="$p" 'BEGIN {printf "%.2f", o/p}')" "$goal"
 	allocs "$name" "$bench" "$out"
+done
+for row in "${MEASURES[@]}"; do
+	read -r name bench metric goal pkg <<<"$row"
+	out="$(go test -run '^$' -bench "^${bench}\$" -benchtime 1x -count "$COUNT" "$pkg")"
+	v="$(awk -v m="$metric" '{for (i = 2; i <= NF; i++) if ($i == m) print $(i-1)}' <<<"$out" | median)"
+	if [[ -z "$v" ]]; then
+		echo "bench/run.sh: $name: no results" >&2
+		echo "$out" >&2
+		exit 1
+	fi
+	printf '%s: median %s %s (goal %s)\n' "$name" "$v" "$metric" "$goal" >&2
+	printf '%s\t%s\t%s\n' "$name" "$(awk -v v="$v" -v g="$goal" 'BEGIN {printf "%.2f", v/g}')" "1.00"
 done

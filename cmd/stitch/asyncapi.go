@@ -20,8 +20,8 @@ func newAsyncAPICommand(env *cliEnv) *cobra.Command {
 		Short: "Print the AsyncAPI 3.0 document of a contract's realtime contracts",
 		Long: `asyncapi compiles the contract in DIR (default ".") and prints the AsyncAPI 3.0.0 JSON
 document of its realtime contracts: one channel per contract at
-PREFIX/<contract> (/realtime/<contract> by default, as stitch serve mounts
-them), a send or receive operation per event and acks as replies.
+REALTIME-PREFIX/<contract> (/realtime/<contract> by default, as stitch serve
+mounts them; --realtime-prefix moves it), a send or receive operation per event and acks as replies.
 
 Exit codes: 0 success, 1 contract errors (diagnostics on stderr) or a
 failed write, 2 usage error.`,
@@ -39,7 +39,12 @@ failed write, 2 usage error.`,
 			return env.writeOutput(output, doc)
 		},
 	}
-	cmd.Flags().StringVar(&prefix, "prefix", "", "path the realtime contracts are served under (default "+asyncapi.DefaultPrefix+")")
+	cmd.Flags().StringVar(&prefix, "realtime-prefix", "", "`PATH` the realtime contracts are served under (default "+asyncapi.DefaultPrefix+")")
+	// --prefix was this command's spelling before openapi took
+	// --http-prefix; a prefix flag must say which surface it moves.
+	cmd.Flags().StringVar(&prefix, "prefix", "", "deprecated spelling of --realtime-prefix")
+	_ = cmd.Flags().MarkDeprecated("prefix", "use --realtime-prefix")
+	cmd.Flags().SetOutput(env.stderr) // the deprecation notice must not mix into the document
 	cmd.Flags().StringVarP(&output, "output", "o", "", "write the document to `FILE` instead of stdout")
 	return cmd
 }

@@ -103,6 +103,13 @@ func runDiff(ctx context.Context, env *cliEnv, oldArg, newArg, format, suppressi
 	if err != nil {
 		return exitWith(exitFailure, fmt.Errorf("diff: comparison failed: %w", err))
 	}
+	if format == "githubactions" || format == "markdown" {
+		// GitHub resolves annotation (and link) paths against the
+		// repository root, wherever the command ran.
+		if root := repoRoot(ctx); root != "" {
+			rebaseFindings(rep, root)
+		}
+	}
 	// Render fully before writing, so a failure never leaves a partial
 	// report (or a "no breaking changes" line) behind.
 	var buf bytes.Buffer
@@ -316,5 +323,52 @@ func relocateSources(g *graph.Graph, base, shown string) {
 		}
 		p.File = filepath.ToSlash(filepath.Clean(f))
 		g.Sources[k] = p
+	}
+}
+
+// repoRoot returns the root of the repository the command runs in: the git
+// top level, else $GITHUB_WORKSPACE, else "" (paths stay relative to the
+// current directory).
+func repoRoot(ctx context.Context) string {
+	cmd := exec.CommandContext(ctx, "git", "rev-parse", "--show-toplevel")
+	if out, err := cmd.Output(); err == nil {
+		if root := strings.TrimSpace(string(out)); root != "" {
+			return root
+		}
+	}
+	return os.Getenv("GITHUB_WORKSPACE")
+}
+
+// rebaseFindings rewrites the finding positions, relative to the current
+// directory, to be relative to root. A path that leaves root is kept.
+func rebaseFindings(rep *review.Report, root string) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return
+	}
+	absRoot, err := filepath.Abs(root)
+	if err != nil {
+		return
+	}
+	// Compare real paths: a temporary directory may be reached through a
+	// symbolic link (macOS /var → /private/var).
+	if r, err := filepath.EvalSymlinks(absRoot); err == nil {
+		absRoot = r
+	}
+	if r, err := filepath.EvalSymlinks(cwd); err == nil {
+		cwd = r
+	}
+	for i := range rep.Findings {
+		p := &rep.Findings[i].Pos
+		if p.File == "" {
+			continue
+		}
+		abs := filepath.FromSlash(p.File)
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(cwd, abs)
+		}
+		if rel, err := filepath.Rel(absRoot, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			p.File = filepath.ToSlash(rel)
+		}
 	}
 }

@@ -65,7 +65,7 @@ func TestDiffFolders(t *testing.T) {
 		t.Fatalf("breaking: exit %d, want %d\n%s", code, exitBreaking, out)
 	}
 	wantFile := filepath.ToSlash(filepath.Join(newDir, "notes.cue"))
-	if !strings.Contains(out, "::error file="+strings.ReplaceAll(wantFile, ":", "%3A")+",line=12,col=3,title=request-required-property-added::") {
+	if !strings.Contains(out, "::error file="+strings.ReplaceAll(wantFile, ":", "%3A")+",line=12,col=26,title=request-required-property-added::") {
 		t.Errorf("githubactions output lacks the positioned error:\n%s", out)
 	}
 
@@ -181,7 +181,7 @@ func TestDiffGitRef(t *testing.T) {
 	if code != exitBreaking {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
-	if !strings.Contains(out, "::error file=contracts/notes.cue,line=12,col=3,title=request-required-property-added::") {
+	if !strings.Contains(out, "::error file=contracts/notes.cue,line=12,col=26,title=request-required-property-added::") {
 		t.Errorf("annotation does not name the repository file:\n%s", out)
 	}
 	if after := git("status", "--porcelain"); after != before {
@@ -229,8 +229,13 @@ func TestDiffGitRefFromSubdirectory(t *testing.T) {
 	if code != exitBreaking {
 		t.Fatalf("git:HEAD:. from contracts/: exit %d\n%s%s", code, out, errOut)
 	}
-	if !strings.Contains(out, "::error file=notes.cue,line=12,col=3,title=request-required-property-added::") {
-		t.Errorf("annotation does not name the file relative to the current directory:\n%s", out)
+	// GitHub resolves annotation paths against the repository root.
+	if !strings.Contains(out, "::error file=contracts/notes.cue,line=12,col=26,title=request-required-property-added::") {
+		t.Errorf("annotation does not name the file relative to the repository root:\n%s", out)
+	}
+	// The text format keeps paths relative to the current directory.
+	if _, out, _ := diffRun(t, "diff", "git:HEAD:.", "."); !strings.Contains(out, "  notes.cue:12:26\n") {
+		t.Errorf("text report does not name the file relative to the current directory:\n%s", out)
 	}
 	for _, old := range []string{"git:HEAD:./", "git:HEAD:../contracts"} {
 		if code, out, errOut := diffRun(t, "diff", old, "."); code != exitBreaking {

@@ -48,9 +48,11 @@ func TestExportCommands(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"openapi", dir, "--prefix", "/api"}, `"/api/tasks/{id}/files/{rest...}"`},
+		{[]string{"openapi", dir, "--http-prefix", "/api"}, `"/api/tasks/{id}/files/{rest...}"`},
+		{[]string{"openapi", dir, "--server", "https://api.example.org", "--server", "http://127.0.0.1:8080"}, `"url": "http://127.0.0.1:8080"`},
+		{[]string{"openapi", dir, "--license", "Apache 2.0", "--license-id", "Apache-2.0"}, `"identifier": "Apache-2.0"`},
 		{[]string{"asyncapi", dir}, `"address": "/realtime/board"`},
-		{[]string{"asyncapi", dir, "--prefix", "/ws"}, `"address": "/ws/board"`},
+		{[]string{"asyncapi", dir, "--realtime-prefix", "/ws"}, `"address": "/ws/board"`},
 	} {
 		code, out, errOut := runStitch(tc.args...)
 		if code != 0 {
@@ -90,5 +92,41 @@ func TestExportCommandFailures(t *testing.T) {
 		if code, _, errOut := runStitch(cmd, exportContractDir(t, exportContract), "-o", filepath.Join(t.TempDir(), "missing", "x.json")); code != exitFailure || !strings.Contains(errOut, "write") {
 			t.Errorf("%s with an unwritable -o: exit %d: %s", cmd, code, errOut)
 		}
+	}
+}
+
+// TestPrefixFlagNames: --http-prefix means the HTTP mount prefix on every
+// command that projects routes; the old openapi --prefix (and asyncapi's,
+// now --realtime-prefix) still work, with a notice on stderr that never
+// reaches the document.
+func TestPrefixFlagNames(t *testing.T) {
+	dir := exportContractDir(t, exportContract)
+	for _, c := range []struct{ old, new []string }{
+		{[]string{"openapi", dir, "--prefix", "/api"}, []string{"openapi", dir, "--http-prefix", "/api"}},
+		{[]string{"asyncapi", dir, "--prefix", "/ws"}, []string{"asyncapi", dir, "--realtime-prefix", "/ws"}},
+	} {
+		code, oldOut, oldErr := runStitch(c.old...)
+		if code != 0 || !strings.Contains(oldErr, "deprecated") {
+			t.Errorf("%v: exit %d, stderr %q", c.old, code, oldErr)
+		}
+		_, newOut, newErr := runStitch(c.new...)
+		if oldOut != newOut || newErr != "" {
+			t.Errorf("%v and %v print different documents (stderr %q)", c.old, c.new, newErr)
+		}
+	}
+	m1, m2 := t.TempDir()+"/m1.json", t.TempDir()+"/m2.json"
+	if code, _, errOut := runStitch("manifest", dir, "--http-prefix", "/api", "-o", m1); code != 0 {
+		t.Fatalf("manifest: %s", errOut)
+	}
+	if code, _, errOut := runStitch("openapi", dir, "--http-prefix", "/api", "-o", m2); code != 0 {
+		t.Fatalf("openapi: %s", errOut)
+	}
+	mb, _ := os.ReadFile(m1)
+	ob, _ := os.ReadFile(m2)
+	if !strings.Contains(string(mb), `"/api/tasks/{id}"`) || !strings.Contains(string(ob), `"/api/tasks/{id}"`) {
+		t.Error("--http-prefix does not move the routes of both the manifest and the document")
+	}
+	if code, _, errOut := runStitch("openapi", dir, "--license-id", "MIT"); code != exitUsage || !strings.Contains(errOut, "--license NAME") {
+		t.Errorf("--license-id without --license: exit %d, %s", code, errOut)
 	}
 }

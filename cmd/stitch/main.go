@@ -7,6 +7,7 @@
 //	stitch manifest [DIR] [-o FILE] [--check FILE]
 //	stitch diff OLD NEW [--format text|json|markdown|githubactions]
 //	stitch openapi [DIR] | stitch asyncapi [DIR]
+//	stitch gen [DIR] -o PKGDIR [-p NAME] | stitch serve [DIR] [--addr 127.0.0.1:8080]
 //	stitch init [DIR] | stitch init --upgrade [DIR]
 //
 // DIR defaults to the current directory.

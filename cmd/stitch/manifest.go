@@ -11,7 +11,10 @@ import (
 
 func init() {
 	commandFactories = append(commandFactories, func(env *cliEnv) *cobra.Command {
-		var out, check, prefix string
+		var (
+			out, check, prefix string
+			fullDiff           bool
+		)
 		cmd := &cobra.Command{
 			Use:   "manifest [DIR]",
 			Short: "Write or check the surface manifest v2 of a contract",
@@ -19,9 +22,13 @@ func init() {
 every HTTP route, tool surface, realtime event and CLI-only command, each
 schema as a digest — to stdout, or to the file named by -o.
 
-With --check FILE it compares the manifest with a committed one instead
-and exits 1 when they differ, printing which operation, surface or event
-field drifted (-committed +built). Regenerate with -o and review the diff.`,
+With --check FILE it compares the manifest with a committed one instead:
+it says the manifest is up to date and exits 0, or exits 1 printing which
+operation, surface or event field drifted (-committed +built), the first
+` + fmt.Sprint(conformance.MaxDiffBytes) + ` bytes of it unless --full-diff is given. Regenerate with -o
+and review the diff.`,
+			Example: `  stitch manifest contracts --http-prefix /api -o surface-manifest.json
+  stitch manifest contracts --http-prefix /api --check surface-manifest.json --full-diff`,
 			Args: cobra.MaximumNArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				g, err := compileDir(cmd.Context(), dirArg(args), env.stderr)
@@ -41,13 +48,26 @@ field drifted (-committed +built). Regenerate with -o and review the diff.`,
 					if err != nil {
 						return exitWith(exitFailure, fmt.Errorf("%s: %w", check, err))
 					}
-					if diff, equal := conformance.CompareManifest(want, m); !equal {
-						fmt.Fprintf(env.stdout, "%s\n", diff)
-						return exitWith(exitFailure, fmt.Errorf("surface manifest of %s drifted from %s (-committed +built); regenerate it with `stitch manifest %s -o %s` and review the diff", dirArg(args), check, dirArg(args), check))
+					diff, equal := conformance.CompareManifest(want, m)
+					if fullDiff {
+						diff, equal = conformance.DiffManifests(want, m)
 					}
+					if !equal {
+						fmt.Fprintf(env.stdout, "%s\n", diff)
+						hint := ""
+						if !fullDiff {
+							if whole, _ := conformance.DiffManifests(want, m); len(whole) > len(diff) {
+								hint = " (the diff above is cut; --full-diff prints all of it)"
+							}
+						}
+						return exitWith(exitFailure, fmt.Errorf("surface manifest of %s drifted from %s (-committed +built)%s; regenerate it with `stitch manifest %s -o %s` and review the diff", dirArg(args), check, hint, dirArg(args), check))
+					}
+					msg := fmt.Sprintf("surface manifest %s is up to date with %s\n", check, dirArg(args))
 					if out == "" {
+						fmt.Fprint(env.stdout, msg)
 						return nil
 					}
+					fmt.Fprint(env.stderr, msg) // with -o, stdout may carry the manifest
 				}
 				b, err := m.Encode()
 				if err != nil {
@@ -58,7 +78,15 @@ field drifted (-committed +built). Regenerate with -o and review the diff.`,
 		}
 		cmd.Flags().StringVarP(&out, "output", "o", "", "write the manifest to `FILE` instead of stdout")
 		cmd.Flags().StringVar(&check, "check", "", "compare with the committed manifest `FILE`; exit 1 on drift")
-		cmd.Flags().StringVar(&prefix, "http-prefix", "", "mount `PREFIX` of the HTTP routes, as given to the HTTP mount (e.g. /api)")
+		cmd.Flags().BoolVar(&fullDiff, "full-diff", false, "with --check, print the whole drift, not only its first bytes")
+		httpPrefixFlag(cmd, &prefix)
 		return cmd
 	})
+}
+
+// httpPrefixFlag registers --http-prefix, the mount prefix of the HTTP
+// routes, with the same name and meaning on every command that projects
+// HTTP routes (manifest, openapi).
+func httpPrefixFlag(cmd *cobra.Command, prefix *string) {
+	cmd.Flags().StringVar(prefix, "http-prefix", "", "mount `PREFIX` of the HTTP routes, as given to the HTTP mount (e.g. /api)")
 }

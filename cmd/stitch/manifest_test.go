@@ -30,8 +30,12 @@ func TestManifestCommand(t *testing.T) {
 	if b, _ := os.ReadFile(out); !bytes.Equal(b, golden) {
 		t.Errorf("-o wrote:\n%s", b)
 	}
+	stdout.Reset()
 	if code := run([]string{"manifest", dir, "--http-prefix", "/api", "--check", out}, &stdout, &stderr); code != exitOK {
 		t.Fatalf("--check on an equal file: exit %d: %s", code, stderr.String())
+	}
+	if want := "surface manifest " + out + " is up to date with " + dir + "\n"; stdout.String() != want {
+		t.Errorf("--check on an equal file printed %q; want %q", stdout.String(), want)
 	}
 
 	// Drift: exit 1 and a field-path diff.
@@ -51,6 +55,28 @@ func TestManifestCommand(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "drifted from") {
 		t.Errorf("stderr: %s", stderr.String())
+	}
+
+	// A drift longer than the cap: cut, with a hint, unless --full-diff.
+	long := string(golden)
+	for _, from := range []string{`"List notes"`, `"Create a note"`, `"Get one note"`} {
+		long = strings.Replace(long, from, `"`+strings.Repeat("x", 3000)+`"`, 1)
+	}
+	if err := os.WriteFile(out, []byte(long), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := run([]string{"manifest", dir, "--http-prefix", "/api", "--check", out}, &stdout, &stderr); code != exitFailure ||
+		!strings.Contains(stdout.String(), "diff truncated") || !strings.Contains(stderr.String(), "--full-diff prints all of it") {
+		t.Errorf("long drift: exit %d\nstdout %s\nstderr %s", code, stdout.String(), stderr.String())
+	}
+	cut := stdout.Len()
+	stdout.Reset()
+	stderr.Reset()
+	if code := run([]string{"manifest", dir, "--http-prefix", "/api", "--check", out, "--full-diff"}, &stdout, &stderr); code != exitFailure ||
+		strings.Contains(stdout.String(), "diff truncated") || stdout.Len() <= cut || strings.Contains(stderr.String(), "--full-diff") {
+		t.Errorf("--full-diff: exit %d, %d bytes (cut: %d)\nstderr %s", code, stdout.Len(), cut, stderr.String())
 	}
 
 	// Another manifestVersion: regenerate message.

@@ -233,6 +233,15 @@ func (c *compiler) build() *graph.Graph {
 		g.Realtime = append(g.Realtime, rc)
 	}
 
+	// Every label the contract's own files declare, definitions and the
+	// fields inside schemas included (#Task.priority,
+	// services.tasks.operations.create.#input.title): stitch diff places a
+	// finding on the line that changed, where GitHub shows annotations.
+	for p, pos := range c.index.pos {
+		if _, ok := g.Sources[p]; !ok && p != "" {
+			g.Sources[p] = pos
+		}
+	}
 	c.checks()
 	return g
 }

@@ -7,7 +7,9 @@ import (
 )
 
 // TestNoTestingMachinery: the stitch binary and this library link neither
-// testing nor go-cmp; those live in conformancetest.
+// testing nor go-cmp; those live in conformancetest. The library links no
+// transport either (the MCP SDK, cobra, gorilla/websocket): each
+// transport's driver is a package of its own.
 func TestNoTestingMachinery(t *testing.T) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -25,6 +27,10 @@ func TestNoTestingMachinery(t *testing.T) {
 		for _, dep := range deps {
 			if dep == "testing" || strings.HasPrefix(dep, "testing/") || strings.HasPrefix(dep, "github.com/google/go-cmp/") {
 				t.Errorf("%s links %s", pkg, dep)
+			}
+			if pkg == "stitchkit.dev/stitchkit/pkg/conformance" && (strings.HasPrefix(dep, "github.com/modelcontextprotocol/") ||
+				strings.HasPrefix(dep, "github.com/spf13/cobra") || strings.HasPrefix(dep, "github.com/gorilla/")) {
+				t.Errorf("%s links the transport package %s", pkg, dep)
 			}
 		}
 	}

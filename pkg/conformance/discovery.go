@@ -218,13 +218,22 @@ func openAPIRoutes(doc any) ([]string, error) {
 		raw = b
 	}
 	var parsed struct {
-		Paths map[string]map[string]json.RawMessage `json:"paths"`
+		Paths map[string]json.RawMessage `json:"paths"`
 	}
 	if err := json.Unmarshal(raw, &parsed); err != nil {
 		return nil, err
 	}
 	routes := []string{}
-	for path, item := range parsed.Paths {
+	for path, rawItem := range parsed.Paths {
+		// "^x-" keys of the Paths Object are specification extensions,
+		// not paths: their value may be anything (OpenAPI 3.1 §4.8.8).
+		if strings.HasPrefix(path, "x-") {
+			continue
+		}
+		var item map[string]json.RawMessage
+		if err := json.Unmarshal(rawItem, &item); err != nil {
+			return nil, fmt.Errorf("paths[%q] is not a Path Item Object: %w", path, err)
+		}
 		for _, method := range openAPIMethods {
 			if _, ok := item[method]; ok {
 				routes = append(routes, strings.ToUpper(method)+":"+path)

@@ -1,7 +1,9 @@
 package conformance_test
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"stitchkit.dev/stitchkit/pkg/conformance"
 	"stitchkit.dev/stitchkit/pkg/graph"
@@ -43,4 +45,58 @@ func ExampleBuildManifest() {
 	// MCP discovery mismatch
 	// expected: create_note
 	// actual: (empty)
+}
+
+func ExampleRunProbes() {
+	// A driver stands for a transport the caller owns; here, a function.
+	echo := conformance.DriverFunc(func(ctx context.Context, fixture any) (conformance.Observation, error) {
+		call, err := conformance.AsCall(fixture)
+		if err != nil {
+			return conformance.Observation{}, err
+		}
+		if call.Args["title"] == "" {
+			return conformance.ErrorObservation("VALIDATION_ERROR", nil), nil
+		}
+		return conformance.Observation{Outcome: conformance.OutcomeSuccess, Data: call.Args}, nil
+	})
+	probes := []conformance.Probe{{
+		Name:       "create without a title",
+		Fixture:    conformance.Call{Operation: "notes.create", Args: map[string]any{"title": ""}},
+		Transports: []conformance.Transport{conformance.TransportHTTP, conformance.TransportMCP},
+		Expected: map[conformance.Transport]conformance.Observation{
+			conformance.TransportHTTP: {Outcome: conformance.OutcomeValidationError, Code: "VALIDATION_ERROR"},
+			conformance.TransportMCP:  {Outcome: conformance.OutcomeValidationError, Code: "VALIDATION_ERROR"},
+		},
+	}}
+	drivers := conformance.Drivers{conformance.TransportHTTP: echo}
+	fmt.Println(conformance.RunProbes(context.Background(), probes, drivers, nil))
+	drivers[conformance.TransportMCP] = echo
+	fmt.Println(conformance.RunProbes(context.Background(), probes, drivers, &conformance.RunOptions{Timeout: 2 * time.Second}))
+	// Output:
+	// Surface probe "create without a title" has no MCP driver
+	// <nil>
+}
+
+func ExampleDefineRealtimeProbe() {
+	_, err := conformance.DefineRealtimeProbe(conformance.RealtimeProbe{
+		Name:     "watch times out",
+		Scenario: conformance.ScenarioTimeout,
+		Expected: conformance.Observation{Outcome: conformance.OutcomeSuccess},
+	})
+	fmt.Println(err)
+	p, err := conformance.DefineRealtimeProbe(conformance.RealtimeProbe{
+		Name:     "bad push is never handled",
+		Scenario: conformance.ScenarioInvalidArguments,
+		Expected: conformance.Observation{
+			Outcome: conformance.OutcomeRealtimeRejected,
+			Code:    "REALTIME_CONTRACT_VIOLATION",
+			Rejection: &conformance.Rejection{Direction: conformance.ClientInbound, Phase: conformance.PhaseArguments,
+				Reason: conformance.ReasonInvalidArguments, Fault: conformance.FaultPeer},
+			HandlerCalls: new(0),
+		},
+	})
+	fmt.Println(p.Transports, err)
+	// Output:
+	// Realtime probe scenario "timeout" requires outcome "timeout"
+	// [REALTIME] <nil>
 }

@@ -1,21 +1,3 @@
-// Package conformance holds the declarative conformance layer of stitchkit:
-// the surface manifest v2 — every HTTP route, tool surface, realtime event,
-// CLI-only command and extension a graph serves, with each schema as a
-// digest — and the two checks built on it: a byte-exact snapshot
-// comparison and a comparison with what a client actually discovered.
-//
-// The manifest is computed by the same pkg/project functions the mounts
-// call, so it can never claim what a mount does not serve. Start with
-// [BuildManifest]:
-//
-//	m, err := conformance.BuildManifest(g, &conformance.Options{HTTPPrefix: "/api"})
-//	diff, equal := conformance.CompareManifest(committed, m)
-//	err = conformance.AssertDiscovery(m, conformance.Observed{OpenAPI: doc, MCP: names})
-//
-// This package links neither testing nor go-cmp, so the stitch binary can
-// use it. Its testing side — the snapshot assertion with `go test -update`
-// — is package conformancetest, as net/http/httptest stands beside
-// net/http.
 package conformance
 
 import (
@@ -24,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 
 	"stitchkit.dev/stitchkit/pkg/graph"
@@ -59,7 +42,7 @@ type Manifest struct {
 // Operation is one operation identity: every contract operation (exposed on
 // HTTP or not) and every runtime tool.
 type Operation struct {
-	// Kind is "contract" or "runtime".
+	// Kind is "contract", "runtime" or "native".
 	Kind    string `json:"kind"`
 	Service string `json:"service"`
 	Action  string `json:"action"`
@@ -187,6 +170,12 @@ type Options struct {
 	HTTPPrefix string
 	// Extensions are passed through sorted (by transport, then name).
 	Extensions []Extension
+	// Native are the tools a mount registers in Go code (native MCP
+	// tools, kind "native"), by surface: what the MCP mount's NativeTools
+	// returns. Each is listed on its surface like a contract tool; a
+	// surface the graph does not declare, or a name already on the
+	// surface, fails the build.
+	Native []project.Surface
 }
 
 // emptyObjectDigest is digest({}), the input of a CLI-only command without
@@ -231,6 +220,9 @@ func BuildManifest(g *graph.Graph, opts *Options) (*Manifest, error) {
 		}
 		m.ToolSurfaces = append(m.ToolSurfaces, ts)
 	}
+	if err := m.addNative(opts.Native); err != nil {
+		return nil, err
+	}
 	for _, ev := range rt.Events {
 		row := RealtimeEvent{Contract: ev.Contract, Direction: ev.Direction, Event: ev.Event,
 			Args: DirectedDigests{Input: ev.ArgsDigest, Output: ev.ArgsDigest}}
@@ -248,6 +240,45 @@ func BuildManifest(g *graph.Graph, opts *Options) (*Manifest, error) {
 	}
 	m.sort()
 	return m, nil
+}
+
+// addNative lists native tools on their surfaces, and each native
+// identity once among the operations (kind "native", no HTTP rows). One
+// identity registered with different schemas or descriptions on two
+// surfaces fails.
+func (m *Manifest) addNative(native []project.Surface) error {
+	var errs []error
+	ops := map[string]Operation{}
+	for _, ns := range native {
+		ts := m.surface(string(ns.Transport), ns.Name)
+		if ts == nil {
+			errs = append(errs, fmt.Errorf("native tools: %s is not a surface of the graph", project.SurfaceLabel(ns.Transport, ns.Name)))
+			continue
+		}
+		for _, t := range ns.Tools {
+			if slices.ContainsFunc(ts.Tools, func(o Tool) bool { return o.Name == t.Name }) {
+				errs = append(errs, fmt.Errorf("native tools: %s already has a tool named %q", project.SurfaceLabel(ns.Transport, ns.Name), t.Name))
+				continue
+			}
+			ts.Tools = append(ts.Tools, Tool{Kind: string(project.KindNative), Service: t.Service, Action: t.Action, Name: t.Name, Input: t.InputDigest})
+			scope := t.Scope
+			if scope == "" {
+				scope = "public"
+			}
+			op := Operation{Kind: string(project.KindNative), Service: t.Service, Action: t.Action, Method: t.Method, Scope: scope,
+				Description: t.Description, Schemas: Schemas{Input: Digest(t.InputDigest), Output: Digest(t.OutputDigest)}, HTTP: []HTTPRow{}}
+			id := t.Service + "." + t.Action
+			if prev, ok := ops[id]; ok {
+				if !reflect.DeepEqual(prev, op) {
+					errs = append(errs, fmt.Errorf("Conflicting native operation identity %s: two definitions differ", id))
+				}
+				continue
+			}
+			ops[id] = op
+			m.Operations = append(m.Operations, op)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // operations lists every contract operation and runtime tool with its HTTP

@@ -22,8 +22,16 @@ const MaxDiffBytes = 4096
 //	-path: snapshot value
 //	+path: built value
 //
-// in path order, capped at [MaxDiffBytes].
+// in path order, capped at [MaxDiffBytes] ([DiffManifests] gives it whole).
 func CompareManifest(want, got *Manifest) (diff string, equal bool) {
+	diff, equal = DiffManifests(want, got)
+	return capDiff(diff, MaxDiffBytes), equal
+}
+
+// DiffManifests is [CompareManifest] without the cap: every changed field,
+// for a reader who asked for the whole drift (stitch manifest --check
+// --full-diff).
+func DiffManifests(want, got *Manifest) (diff string, equal bool) {
 	wb, werr := want.Canonical()
 	gb, gerr := got.Canonical()
 	if werr == nil && gerr == nil && bytes.Equal(wb, gb) {
@@ -38,7 +46,7 @@ func CompareManifest(want, got *Manifest) (diff string, equal bool) {
 	if out == "" {
 		out = "manifests differ in encoding only"
 	}
-	return capDiff(out, MaxDiffBytes), false
+	return out, false
 }
 
 // keyed turns canonical manifest bytes into nested maps in which every list

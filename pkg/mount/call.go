@@ -325,11 +325,12 @@ func (ep *Endpoint) run(ctx context.Context, c *Call, req *Request) (Result, err
 	}
 	// The output is the application's own; its nesting is bounded only
 	// against runaway values.
-	v, err := validate.DecodeJSON(out, &validate.DecodeOptions{MaxDepth: 10000})
-	if err != nil {
-		return fail(fromFramework, fmt.Errorf("%s: handler output is not JSON: %w", ep.id.ID(), err))
-	}
-	if err := ep.output.Validate(v); err != nil {
+	// Judged on the bytes: the runner needs the verdict, not the value.
+	if err := ep.output.ValidateJSON(out, &validate.DecodeOptions{MaxDepth: 10000}); err != nil {
+		var de *validate.DecodeError
+		if errors.As(err, &de) {
+			return fail(fromFramework, fmt.Errorf("%s: handler output is not JSON: %w", ep.id.ID(), err))
+		}
 		return fail(fromFramework, fmt.Errorf("%s: handler output does not match #output: %w", ep.id.ID(), err))
 	}
 	return Result{Output: out}, nil

@@ -14,10 +14,14 @@ import (
 // ToolKind says where a tool comes from.
 type ToolKind string
 
-// Tool kinds, in manifest order (contract before runtime).
+// Tool kinds, in manifest order (contract before native before runtime).
 const (
 	KindContract ToolKind = "contract"
 	KindRuntime  ToolKind = "runtime"
+	// KindNative is a tool an application registers in Go code on a
+	// mount (a native MCP tool, ADR 0048). The projector never produces
+	// one; mounts describe theirs with it so the manifest can list them.
+	KindNative ToolKind = "native"
 )
 
 // Tool is one prepared tool of one surface: the exact name, description and

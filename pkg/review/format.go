@@ -89,6 +89,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		if len(f.AlsoAffects) > 0 {
 			fmt.Fprintf(&b, "  also: %s\n", strings.Join(f.AlsoAffects, ", "))
 		}
+		if ops := f.usedBy(); ops != "" {
+			fmt.Fprintf(&b, "  used by: %s\n", ops)
+		}
 		fmt.Fprintf(&b, "  at %s\n  %s\n", f.Location, f.Message)
 		if f.Pos.IsValid() {
 			fmt.Fprintf(&b, "  %s\n", f.Pos)
@@ -165,6 +168,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 				}
 				surface += "<br>also: " + strings.Join(also, ", ")
 			}
+			if ops := f.usedBy(); ops != "" {
+				surface += "<br>used by: " + mdEscape(ops)
+			}
 			fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s | %s | `%s` |\n", f.Rule, surface, mdEscape(f.Location), mdEscape(msg), src, f.Fingerprint)
 		}
 		b.WriteString("\n</details>\n")
@@ -184,6 +190,16 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// usedBy lists the subjects of a finding when the location alone does not
+// name them: a change inside a definition, or one reaching several
+// subjects (an error code several operations declare).
+func (f *Finding) usedBy() string {
+	if len(f.Operations) == 0 || len(f.Operations) == 1 && f.Operations[0] == f.Operation() {
+		return ""
+	}
+	return strings.Join(f.Operations, ", ")
 }
 
 func mdEscape(s string) string {
@@ -217,6 +233,9 @@ func (r *Report) WriteGitHubActions(w io.Writer) error {
 		msg := f.Surface + ": " + f.Message
 		if len(f.AlsoAffects) > 0 {
 			msg += " (also affects " + strings.Join(f.AlsoAffects, ", ") + ")"
+		}
+		if ops := f.usedBy(); ops != "" {
+			msg += " (used by " + ops + ")"
 		}
 		msg += " [" + f.Location + "; fingerprint " + f.Fingerprint + "]"
 		if f.Suppressed {

@@ -134,14 +134,14 @@ func FuzzDiffSchemas(f *testing.F) {
 		if response {
 			dir = Response
 		}
-		_, _ = diffSchemas(dir, old, new)
-		_, _ = diffSchemas(dir, nil, new)
-		_, _ = diffSchemas(dir, old, nil)
+		_, _ = diffSchemas(dir, old, new, diffOptions{})
+		_, _ = diffSchemas(dir, nil, new, diffOptions{})
+		_, _ = diffSchemas(dir, old, nil, diffOptions{})
 		for _, doc := range [][]byte{old, new} {
 			if !json.Valid(doc) {
 				continue
 			}
-			fs, err := diffSchemas(dir, doc, slices.Clone(doc))
+			fs, err := diffSchemas(dir, doc, slices.Clone(doc), diffOptions{})
 			if err != nil {
 				continue
 			}

@@ -24,6 +24,18 @@
 // serverToClient event arguments, acks of clientToServer events) breaks
 // callers. The rules and their severities are listed in docs/review.md and
 // by [Rules].
+//
+// Schemas are compared as the sets of values they accept wherever that can
+// be decided: a $ref and its siblings are a conjunction, enum values are
+// checked against the other side's schema with pkg/validate, pattern
+// inclusion is decided on the regular expressions; keyword by keyword only
+// where it cannot. Each change is classified in every view callers have of
+// it — HTTP (params, query on the wire, body) and the tools' flat arguments
+// — and the findings one edit causes are grouped: a change inside a named
+// definition is one finding, located at the definition's changed field,
+// listing every operation, event and surface that uses it
+// ([Finding.Operations], [Finding.AlsoAffects]). The version change is held
+// to SemVer.
 package review
 
 import (
@@ -45,7 +57,7 @@ import (
 // (report.schema.json). Bump it when a field is removed, changes meaning or
 // becomes required; an added optional field (consumers ignore what they do
 // not know) keeps the version.
-const ReportVersion = 1
+const ReportVersion = 2
 
 // Severity is how much a change matters to existing callers.
 type Severity string
@@ -85,26 +97,37 @@ type Finding struct {
 	// Surface is what callers see, e.g. "HTTP GET /tasks/{id}",
 	// "MCP tool list_tasks (surface member)", "AGENT tool list_tasks",
 	// "CLI command list_tasks", "REALTIME board.clientToServer.watch",
-	// "error TASK_NOT_FOUND" or "operation tasks.get".
+	// "error TASK_NOT_FOUND" or "operation tasks.get". For a schema change
+	// it is the first surface the change reaches.
 	Surface string `json:"surface"`
-	// AlsoAffects names the other surfaces where the finding's subject
-	// (an operation or runtime tool) is visible, labelled like Surface:
-	// its HTTP route first, then its tool rows by transport (AGENT, CLI,
-	// MCP) and surface name, e.g. ["AGENT tool list_tasks",
-	// "MCP tool list_tasks (surface admin)"]. It is taken from the new
-	// contract's projection (the old one when the subject is visible
-	// nowhere in the new contract) and is empty for findings about one
-	// surface (a route or tool row added, removed or renamed). It is not
-	// part of the fingerprint.
+	// AlsoAffects names the other surfaces the change reaches, labelled
+	// like Surface: HTTP routes first, then tool rows by transport (AGENT,
+	// CLI, MCP) and surface name, then realtime events, e.g. ["AGENT tool
+	// list_tasks", "MCP tool list_tasks (surface admin)"]. A schema change
+	// lists exactly the surfaces whose callers see it (a field moved from
+	// #input to #query reaches the HTTP route, not the tools, whose
+	// advertised input is unchanged); a finding about an operation as a
+	// whole (scope, description, errors) lists every surface it is visible
+	// on. Empty for findings about one surface (a route or tool row added,
+	// removed or renamed). It is not part of the fingerprint.
 	AlsoAffects []string `json:"alsoAffects,omitempty"`
+	// Operations are the subjects the change reaches, sorted: operations
+	// (service.action), runtime tools (runtime.NAME), CLI-only commands
+	// (cli.NAME) and realtime events (contract.direction.event). One edit
+	// of a shared definition is one finding listing every subject using
+	// it; an error status change lists the operations declaring the code.
+	Operations []string `json:"operations,omitempty"`
 	// Location is the operation, tool, event, error code or surface id,
 	// optionally followed by "#" and a JSON pointer into the schema, e.g.
-	// "tasks.get#/output/properties/title/maxLength".
+	// "tasks.get#/output/properties/title/maxLength". A change made inside
+	// a named definition is located in the definition, written as in CUE:
+	// "#Task#/properties/priority/enum".
 	Location string `json:"location"`
 	// Message explains the change to a human.
 	Message string `json:"message"`
 	// Pos is the source position in the new contract (in the old one for
-	// removals); the zero Pos when that side was read from graph.json.
+	// removals) — for a change inside a definition, the definition's field
+	// that changed; the zero Pos when that side was read from graph.json.
 	Pos graph.Pos `json:"-"`
 	// Suppressed reports that a suppression accepted this finding; it then
 	// does not count as breaking.
@@ -113,12 +136,31 @@ type Finding struct {
 	SuppressionReason string `json:"suppressionReason,omitempty"`
 
 	surfaceKey string // part of the fingerprint: transport and surface name for tool rows
+
+	// schema findings are grouped: the same change seen on several
+	// surfaces (or, in a definition, by several subjects) is one finding.
+	groupable         bool
+	def, defPtr       string
+	shared, sharedPtr string
+	surfaces          []string
 }
 
-// Operation returns the id part of Location (before any "#").
+// Operation returns the id part of Location (before any "#"): the
+// operation, tool, event or error code — or "#Name" for a change inside a
+// definition (then [Finding.Operations] lists who uses it).
 func (f *Finding) Operation() string {
+	if strings.HasPrefix(f.Location, "#") {
+		name, _, _ := strings.Cut(f.Location[1:], "#")
+		return "#" + name
+	}
 	id, _, _ := strings.Cut(f.Location, "#")
 	return id
+}
+
+// Affects reports whether the finding concerns subject (an operation id,
+// runtime.NAME, cli.NAME or an event id).
+func (f *Finding) Affects(subject string) bool {
+	return slices.Contains(f.Operations, subject) || f.Operation() == subject
 }
 
 type findingJSON struct {
@@ -127,6 +169,7 @@ type findingJSON struct {
 	Severity          Severity `json:"severity"`
 	Surface           string   `json:"surface"`
 	AlsoAffects       []string `json:"alsoAffects,omitempty"`
+	Operations        []string `json:"operations,omitempty"`
 	Location          string   `json:"location"`
 	Message           string   `json:"message"`
 	Pos               *posJSON `json:"pos,omitempty"`
@@ -143,7 +186,7 @@ type posJSON struct {
 // MarshalJSON writes the finding with its position as {file, line, col}.
 func (f Finding) MarshalJSON() ([]byte, error) {
 	j := findingJSON{Rule: f.Rule, Fingerprint: f.Fingerprint, Severity: f.Severity, Surface: f.Surface, AlsoAffects: f.AlsoAffects,
-		Location: f.Location, Message: f.Message, Suppressed: f.Suppressed, SuppressionReason: f.SuppressionReason}
+		Operations: f.Operations, Location: f.Location, Message: f.Message, Suppressed: f.Suppressed, SuppressionReason: f.SuppressionReason}
 	if f.Pos.IsValid() {
 		j.Pos = &posJSON{File: f.Pos.File, Line: f.Pos.Line, Col: f.Pos.Col}
 	}
@@ -163,7 +206,7 @@ func (f *Finding) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*f = Finding{Rule: j.Rule, Fingerprint: j.Fingerprint, Severity: j.Severity, Surface: j.Surface, AlsoAffects: j.AlsoAffects,
-		Location: j.Location, Message: j.Message, Suppressed: j.Suppressed, SuppressionReason: j.SuppressionReason}
+		Operations: j.Operations, Location: j.Location, Message: j.Message, Suppressed: j.Suppressed, SuppressionReason: j.SuppressionReason}
 	if j.Pos != nil {
 		f.Pos = graph.Pos{File: j.Pos.File, Line: j.Pos.Line, Col: j.Pos.Col}
 	}
@@ -229,7 +272,7 @@ func Compare(old, new *graph.Graph, opts *Options) (*Report, error) {
 	if err := new.Validate(); err != nil {
 		return nil, fmt.Errorf("review: new contract: %w", err)
 	}
-	c := &comparer{old: old, new: new}
+	c := &comparer{old: old, new: new, vals: newValueChecker()}
 	var err error
 	if c.oldTools, err = project.ToolSurfaces(old); err != nil {
 		return nil, fmt.Errorf("review: old contract: %w", err)
@@ -245,6 +288,8 @@ func Compare(old, new *graph.Graph, opts *Options) (*Report, error) {
 			return nil, fmt.Errorf("review: %w", err)
 		}
 	}
+	c.group()
+	c.versions()
 	for i := range c.findings {
 		f := &c.findings[i]
 		f.Fingerprint = fingerprint(f.Rule, f.surfaceKey, f.Location)
@@ -303,956 +348,4 @@ func sortFindings(fs []Finding) {
 func fingerprint(rule, surfaceKey, location string) string {
 	sum := sha256.Sum256([]byte(rule + "\x00" + surfaceKey + "\x00" + location))
 	return hex.EncodeToString(sum[:])[:16]
-}
-
-// comparer holds both sides while the steps run.
-type comparer struct {
-	old, new             *graph.Graph
-	oldTools, newTools   *project.Tools
-	oldRoutes, newRoutes map[string]project.Route
-	// renamedTo maps the id of an old operation to the new id it was
-	// renamed to (see renames).
-	renamedTo map[string]string
-	findings  []Finding
-}
-
-func routesByOp(g *graph.Graph) map[string]project.Route {
-	m := map[string]project.Route{}
-	for _, r := range project.HTTPRoutes(g, project.HTTPOptions{}) {
-		m[r.Op.ID()] = r
-	}
-	return m
-}
-
-// emit records a finding.
-func (c *comparer) emit(rule string, sev Severity, surface, surfaceKey, location string, pos graph.Pos, format string, a ...any) {
-	c.findings = append(c.findings, Finding{Rule: rule, Severity: sev, Surface: surface, Location: location,
-		Message: fmt.Sprintf(format, a...), Pos: pos, surfaceKey: surfaceKey})
-}
-
-// pos returns the most specific recorded source position of node path base
-// (extended by the property names in pointer) in g, trying shorter paths
-// until one is known.
-func pos(g *graph.Graph, base string, pointer string) graph.Pos {
-	if g == nil || g.Sources == nil {
-		return graph.Pos{}
-	}
-	parts := []string{base}
-	toks := strings.Split(strings.TrimPrefix(pointer, "/"), "/")
-	for i := 0; i+1 < len(toks); i++ {
-		if toks[i] == "properties" {
-			parts = append(parts, strings.ReplaceAll(strings.ReplaceAll(toks[i+1], "~1", "/"), "~0", "~"))
-			i++
-		}
-	}
-	for n := len(parts); n > 0; n-- {
-		if p := g.Source(strings.Join(parts[:n], ".")); p.IsValid() {
-			return p
-		}
-	}
-	// Fall back to the enclosing nodes of base itself.
-	segs := strings.Split(base, ".")
-	for n := len(segs) - 1; n > 0; n-- {
-		if p := g.Source(strings.Join(segs[:n], ".")); p.IsValid() {
-			return p
-		}
-	}
-	return graph.Pos{}
-}
-
-// posEither prefers the new contract and falls back to the old one (a
-// node the new contract no longer has). When the new side carries no
-// positions at all (read from graph.json) it returns the zero Pos: an old
-// file's line would point at the wrong place in the file under review.
-func (c *comparer) posEither(base, pointer string) graph.Pos {
-	if len(c.new.Sources) == 0 {
-		return graph.Pos{}
-	}
-	if p := pos(c.new, base, pointer); p.IsValid() {
-		return p
-	}
-	return pos(c.old, base, pointer)
-}
-
-func opNode(op *graph.Operation) string {
-	return graph.NodePath("services", op.Service, "operations", op.Action)
-}
-
-// schemaUnit is one schema slot compared in one direction.
-type schemaUnit struct {
-	name     string // "params", "input", "args", ...
-	dir      Direction
-	old, new graph.Digest
-	node     string // node path suffix, e.g. "#input"
-}
-
-// compareSchemas diffs each unit and emits its findings on surface.
-func (c *comparer) compareSchemas(surface, surfaceKey, subject, nodeBase string, units []schemaUnit) error {
-	return c.compareSchemaDocs(surface, surfaceKey, subject, nodeBase, units, c.old.Schema, c.new.Schema)
-}
-
-func (c *comparer) compareSchemaDocs(surface, surfaceKey, subject, nodeBase string, units []schemaUnit, oldDoc, newDoc func(graph.Digest) json.RawMessage) error {
-	for _, u := range units {
-		if u.old == u.new {
-			continue
-		}
-		fs, err := diffSchemas(u.dir, oldDoc(u.old), newDoc(u.new))
-		if err != nil {
-			return fmt.Errorf("%s %s: %w", subject, u.name, err)
-		}
-		for _, f := range fs {
-			p := "/" + u.name + f.pointer
-			base := nodeBase
-			if u.node != "" {
-				base = nodeBase + "." + u.node
-			}
-			c.emit(f.rule, f.severity, surface, surfaceKey, subject+"#"+p, c.posEither(base, f.pointer), "%s: %s", u.name, f.message)
-		}
-	}
-	return nil
-}
-
-func (c *comparer) contract() error {
-	if c.old.Name != c.new.Name {
-		c.emit("contract-renamed", Warning, "contract", "", "contract", pos(c.new, "name", ""),
-			"contract renamed from %q to %q: manifests, generated packages and documents are keyed by the name", c.old.Name, c.new.Name)
-	}
-	if c.old.Version != c.new.Version {
-		c.emit("contract-version-changed", Info, "contract", "", "contract", pos(c.new, "version", ""),
-			"version changed from %q to %q", c.old.Version, c.new.Version)
-	}
-	if c.old.Info != c.new.Info {
-		c.emit("contract-info-changed", Info, "contract", "", "contract", pos(c.new, "info", ""), "title or description changed")
-	}
-	return nil
-}
-
-func (c *comparer) errors() error {
-	oldE := map[string]graph.ErrorCode{}
-	for _, e := range c.old.Errors {
-		oldE[e.Code] = e
-	}
-	newE := map[string]graph.ErrorCode{}
-	for _, e := range c.new.Errors {
-		newE[e.Code] = e
-	}
-	for _, code := range unionKeys(oldE, newE) {
-		o, inOld := oldE[code]
-		n, inNew := newE[code]
-		surface := "error " + code
-		node := graph.NodePath("errors", code)
-		switch {
-		case !inOld:
-			c.emit("error-added", Info, surface, "", code, pos(c.new, node, ""), "error code %s (status %d) added", code, n.Status)
-		case !inNew:
-			if fw, ok := graph.FrameworkError(code); ok && fw.Status == o.Status {
-				continue // still served by the framework registry with the same status
-			}
-			c.emit("error-removed", Info, surface, "", code, pos(c.old, node, ""), "error code %s removed from the contract", code)
-		default:
-			if o.Status != n.Status {
-				c.emit("error-status-changed", Breaking, surface, "", code, pos(c.new, node, "/status"),
-					"status of %s changed from %d to %d: callers branching on the status break", code, o.Status, n.Status)
-			}
-			if o.Message != n.Message {
-				c.emit("error-message-changed", Info, surface, "", code, pos(c.new, node, "/message"),
-					"message of %s changed from %q to %q", code, o.Message, n.Message)
-			}
-		}
-	}
-	return nil
-}
-
-// primarySurface names where callers meet an operation first: its HTTP
-// route, else its first tool row, else the operation itself.
-func (c *comparer) primarySurface(id string) string {
-	if r, ok := c.newRoutes[id]; ok {
-		return "HTTP " + r.Pattern()
-	}
-	if r, ok := c.oldRoutes[id]; ok {
-		return "HTTP " + r.Pattern()
-	}
-	for _, ts := range []*project.Tools{c.newTools, c.oldTools} {
-		for i := range ts.Surfaces {
-			s := &ts.Surfaces[i]
-			for j := range s.Tools {
-				if toolKey(&s.Tools[j]) == id {
-					return toolSurface(s, &s.Tools[j])
-				}
-			}
-		}
-	}
-	return "operation " + id
-}
-
-// visibleOn labels every surface where the operation or runtime tool id is
-// visible, like Finding.Surface: its HTTP route first, then its tool rows by
-// transport (AGENT, CLI, MCP) and surface name. It reads the new contract's
-// projection, or the old one when id is visible nowhere in the new contract
-// (a removal).
-func (c *comparer) visibleOn(id string) []string {
-	sides := []struct {
-		routes map[string]project.Route
-		tools  *project.Tools
-	}{{c.newRoutes, c.newTools}, {c.oldRoutes, c.oldTools}}
-	for _, side := range sides {
-		var out []string
-		if r, ok := side.routes[id]; ok {
-			out = append(out, "HTTP "+r.Pattern())
-		}
-		surfaces := make([]*project.Surface, 0, len(side.tools.Surfaces))
-		for i := range side.tools.Surfaces {
-			surfaces = append(surfaces, &side.tools.Surfaces[i])
-		}
-		slices.SortStableFunc(surfaces, func(a, b *project.Surface) int {
-			return cmp.Or(graph.CompareUTF16(string(a.Transport), string(b.Transport)), graph.CompareUTF16(a.Name, b.Name))
-		})
-		for _, s := range surfaces {
-			for j := range s.Tools {
-				if toolKey(&s.Tools[j]) == id {
-					out = append(out, toolSurface(s, &s.Tools[j]))
-				}
-			}
-		}
-		if len(out) > 0 {
-			return slices.Compact(out)
-		}
-	}
-	return nil
-}
-
-// alsoAffects sets AlsoAffects on the findings emitted since mark, all
-// about the operation or runtime tool id: every surface id is visible on
-// except the finding's own.
-func (c *comparer) alsoAffects(mark int, id string) {
-	if mark >= len(c.findings) {
-		return
-	}
-	visible := c.visibleOn(id)
-	for i := mark; i < len(c.findings); i++ {
-		f := &c.findings[i]
-		var also []string
-		for _, s := range visible {
-			if s != f.Surface {
-				also = append(also, s)
-			}
-		}
-		f.AlsoAffects = also
-	}
-}
-
-// exposedAsTool reports whether op is exposed to any tool transport.
-func exposedAsTool(op *graph.Operation) bool {
-	return op.Exposed(graph.MCP) || op.Exposed(graph.AGENT) || op.Exposed(graph.CLI)
-}
-
-func (c *comparer) operations() error {
-	oldOps := map[string]*graph.Operation{}
-	for _, op := range c.old.Operations() {
-		oldOps[op.ID()] = op
-	}
-	newOps := map[string]*graph.Operation{}
-	for _, op := range c.new.Operations() {
-		newOps[op.ID()] = op
-	}
-	renamedFrom := c.renames(oldOps, newOps)
-	for _, id := range unionKeys(oldOps, newOps) {
-		o, n := oldOps[id], newOps[id]
-		if n == nil && c.renamedTo[id] != "" {
-			continue // compared with the operation it was renamed to
-		}
-		oldID := id
-		if from, ok := renamedFrom[id]; ok {
-			oldID, o = from, oldOps[from]
-		}
-		if err := c.operation(oldID, id, o, n); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// renames pairs operations removed from the old contract with operations
-// added to the new one that no caller can tell apart from them: the same
-// HTTP method and route shape (graph.PathShape), or — for operations on no
-// HTTP route — the same tool names on the same surfaces. A pair must be
-// unambiguous both ways. It sets c.renamedTo and returns new id → old id.
-func (c *comparer) renames(oldOps, newOps map[string]*graph.Operation) map[string]string {
-	c.renamedTo = map[string]string{}
-	var removed, added []string
-	for _, id := range unionKeys(oldOps, newOps) {
-		switch {
-		case newOps[id] == nil:
-			removed = append(removed, id)
-		case oldOps[id] == nil:
-			added = append(added, id)
-		}
-	}
-	if len(removed) == 0 || len(added) == 0 {
-		return nil
-	}
-	same := func(oldID, newID string) bool {
-		or, oHTTP := c.oldRoutes[oldID]
-		nr, nHTTP := c.newRoutes[newID]
-		if oHTTP != nHTTP {
-			return false
-		}
-		if oHTTP {
-			return or.Method == nr.Method && graph.PathShape(or.Path) == graph.PathShape(nr.Path)
-		}
-		ot, nt := toolRows(c.oldTools, oldID), toolRows(c.newTools, newID)
-		return len(ot) > 0 && slices.Equal(ot, nt)
-	}
-	matches := func(id string, among []string, f func(string) bool) []string {
-		var out []string
-		for _, other := range among {
-			if f(other) {
-				out = append(out, other)
-			}
-		}
-		return out
-	}
-	from := map[string]string{}
-	for _, oldID := range removed {
-		cands := matches(oldID, added, func(newID string) bool { return same(oldID, newID) })
-		if len(cands) != 1 {
-			continue
-		}
-		newID := cands[0]
-		if back := matches(newID, removed, func(o string) bool { return same(o, newID) }); len(back) != 1 {
-			continue
-		}
-		from[newID] = oldID
-		c.renamedTo[oldID] = newID
-	}
-	return from
-}
-
-// toolRows lists the tool rows of operation id as "surface\x00name",
-// sorted.
-func toolRows(ts *project.Tools, id string) []string {
-	var out []string
-	for i := range ts.Surfaces {
-		s := &ts.Surfaces[i]
-		for j := range s.Tools {
-			if toolKey(&s.Tools[j]) == id {
-				out = append(out, surfaceKeyOf(s)+"\x00"+s.Tools[j].Name)
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// operation compares operation o (oldID in the old contract) with n (id in
-// the new one); the ids differ when the operation was renamed.
-func (c *comparer) operation(oldID, id string, o, n *graph.Operation) error {
-	or, oHTTP := c.oldRoutes[oldID]
-	nr, nHTTP := c.newRoutes[id]
-	switch {
-	case oHTTP && !nHTTP:
-		why := "operation removed"
-		if n != nil {
-			why = "operation no longer exposed on HTTP"
-		}
-		c.emit("http-operation-removed", Breaking, "HTTP "+or.Pattern(), "", id, c.removalPos(opNode(or.Op), n != nil),
-			"%s: callers of %s break", why, or.Pattern())
-	case !oHTTP && nHTTP:
-		c.emit("http-operation-added", Info, "HTTP "+nr.Pattern(), "", id, pos(c.new, opNode(nr.Op), ""), "route %s added", nr.Pattern())
-	case oHTTP && nHTTP:
-		surface := "HTTP " + nr.Pattern()
-		if or.Method != nr.Method {
-			c.emit("http-method-changed", Breaking, surface, "", id, pos(c.new, opNode(n), ""),
-				"method changed from %s to %s: callers using %s get 405", or.Method, nr.Method, or.Method)
-		}
-		if or.Path != nr.Path {
-			if graph.PathShape(or.Path) == graph.PathShape(nr.Path) {
-				c.emit("http-path-parameter-renamed", Info, surface, "", id, pos(c.new, opNode(n), ""),
-					"path parameters renamed: %s became %s (same URLs)", or.Path, nr.Path)
-			} else {
-				c.emit("http-path-changed", Breaking, surface, "", id, pos(c.new, opNode(n), ""),
-					"path changed from %s to %s: callers of the old URL get 404", or.Path, nr.Path)
-			}
-		}
-	}
-	if o == nil || n == nil {
-		return nil
-	}
-	// Everything below concerns the operation on every surface it is
-	// visible on; the findings above each concern one route.
-	defer c.alsoAffects(len(c.findings), id)
-	node := opNode(n)
-	opSurface := "operation " + id
-	if oldID != id {
-		c.emit("operation-renamed", Warning, opSurface, "", id, pos(c.new, node, ""),
-			"operation %s renamed to %s: callers see the same %s, but audit rows, hooks, authorization rules and generated handler names keyed on service.action change",
-			oldID, id, map[bool]string{true: "route " + nr.Pattern(), false: "tool names"}[nHTTP])
-	}
-	if o.Scope != n.Scope {
-		c.scopeChanged(opSurface, id, pos(c.new, node, "/scope"), o.Scope, n.Scope)
-	}
-	if o.Desc != n.Desc {
-		c.emit("operation-description-changed", Info, opSurface, "", id, pos(c.new, node, ""),
-			"description changed from %q to %q (HTTP summary, tool description and CLI help)", o.Desc, n.Desc)
-	}
-	if !jsonRawEqual(o.Meta, n.Meta) {
-		c.emit("operation-meta-changed", Info, opSurface, "", id, pos(c.new, node, ""), "meta changed")
-	}
-	if !jsonRawEqual(rawOf(annotationsOf(o)), rawOf(annotationsOf(n))) {
-		c.emit("tool-annotations-changed", Info, opSurface, "", id, pos(c.new, node, ""),
-			"tool annotations changed from %s to %s (hints only)", string(rawOf(annotationsOf(o))), string(rawOf(annotationsOf(n))))
-	}
-	if !slices.EqualFunc(o.Examples, n.Examples, func(a, b json.RawMessage) bool { return jsonRawEqual(a, b) }) {
-		c.emit("operation-examples-changed", Info, opSurface, "", id, pos(c.new, node, ""), "examples changed")
-	}
-	for _, code := range diffStrings(o.Errors, n.Errors) {
-		c.emit("operation-error-removed", Info, c.primarySurface(id), "", id+"#/errors/"+code, pos(c.new, node, ""),
-			"error %s is no longer declared by the operation", code)
-	}
-	for _, code := range diffStrings(n.Errors, o.Errors) {
-		c.emit("operation-error-added", Warning, c.primarySurface(id), "", id+"#/errors/"+code, pos(c.new, node, ""),
-			"error %s is now declared by the operation: callers may receive a code they do not handle", code)
-	}
-
-	oldDoc, newDoc := c.old.Schema, c.new.Schema
-	paramsSurface := c.primarySurface(id)
-	if oHTTP && nHTTP && or.Path != nr.Path && graph.PathShape(or.Path) == graph.PathShape(nr.Path) {
-		if !exposedAsTool(o) && !exposedAsTool(n) {
-			// A path parameter renamed on an HTTP-only operation changes
-			// no wire value: compare params with the old names mapped to
-			// the new ones.
-			renamed := renameParams(c.old.Schema(o.Params), graph.PathNames(or.Path), graph.PathNames(nr.Path))
-			oldDoc = func(d graph.Digest) json.RawMessage {
-				if d == o.Params {
-					return renamed
-				}
-				return c.old.Schema(d)
-			}
-		} else if s := c.primaryToolSurface(id); s != "" {
-			// The URLs are unchanged: the params findings concern the tool
-			// callers, who pass path parameters by name.
-			paramsSurface = s
-		}
-	}
-	err := c.compareSchemaDocs(paramsSurface, "", id, node, []schemaUnit{
-		{name: "params", dir: Request, old: o.Params, new: n.Params, node: "#params"},
-	}, oldDoc, newDoc)
-	if err != nil {
-		return err
-	}
-	return c.compareSchemaDocs(c.primarySurface(id), "", id, node, []schemaUnit{
-		{name: "query", dir: Request, old: o.Query, new: n.Query, node: "#query"},
-		{name: "input", dir: Request, old: o.Input, new: n.Input, node: "#input"},
-		{name: "output", dir: Response, old: o.Output, new: n.Output, node: "#output"},
-	}, oldDoc, newDoc)
-}
-
-// primaryToolSurface names the first tool row of the operation or runtime
-// tool id (by transport, then surface name), or "" when it has none.
-func (c *comparer) primaryToolSurface(id string) string {
-	for _, s := range c.visibleOn(id) {
-		if !strings.HasPrefix(s, "HTTP ") {
-			return s
-		}
-	}
-	return ""
-}
-
-// scopeChanged classifies a scope change. Opening an operation to "public"
-// is a warning (no caller breaks, but access widened and deserves review);
-// any other change may lock out callers holding the old scope: breaking.
-func (c *comparer) scopeChanged(surface, id string, p graph.Pos, from, to string) {
-	if to == "public" {
-		c.emit("scope-changed", Warning, surface, "", id, p,
-			"scope changed from %q to %q: access widened, review who can now call it", from, to)
-		return
-	}
-	c.emit("scope-changed", Breaking, surface, "", id, p,
-		"scope changed from %q to %q: callers authorised for %q may be refused", from, to, from)
-}
-
-func (c *comparer) removalPos(node string, stillExists bool) graph.Pos {
-	if stillExists {
-		if p := pos(c.new, node, ""); p.IsValid() {
-			return p
-		}
-	}
-	return pos(c.old, node, "")
-}
-
-// renameParams renames the properties of a params schema positionally.
-func renameParams(doc json.RawMessage, from, to []string) json.RawMessage {
-	var s map[string]any
-	if doc == nil || json.Unmarshal(doc, &s) != nil || len(from) != len(to) {
-		return doc
-	}
-	props, _ := s["properties"].(map[string]any)
-	req, _ := s["required"].([]any)
-	np := map[string]any{}
-	for k, v := range props {
-		np[k] = v
-	}
-	for i := range from {
-		if v, ok := props[from[i]]; ok {
-			delete(np, from[i])
-			np[to[i]] = v
-		}
-	}
-	for i, r := range req {
-		if j := slices.Index(from, fmt.Sprint(r)); j >= 0 {
-			req[i] = to[j]
-		}
-	}
-	if props != nil {
-		s["properties"] = np
-	}
-	b, err := graph.CanonicalSchema(s)
-	if err != nil {
-		return doc
-	}
-	return b
-}
-
-// toolKey identifies a tool row across versions: its operation id, or
-// "runtime.NAME" for runtime tools (whose name is their identity).
-func toolKey(t *project.Tool) string {
-	if t.Kind == project.KindRuntime {
-		return "runtime." + t.Runtime.Name
-	}
-	return t.ID()
-}
-
-func surfaceKeyOf(s *project.Surface) string {
-	if s.Name == "" {
-		return string(s.Transport)
-	}
-	return string(s.Transport) + ":" + s.Name
-}
-
-func surfaceLabel(s *project.Surface) string {
-	if s.Transport == graph.MCP && s.Name != "" {
-		return "MCP surface " + s.Name
-	}
-	return string(s.Transport) + " surface"
-}
-
-// toolSurface renders a tool row as a surface string.
-func toolSurface(s *project.Surface, t *project.Tool) string {
-	switch {
-	case s.Transport == graph.CLI:
-		return "CLI command " + t.Name
-	case s.Name != "":
-		return fmt.Sprintf("%s tool %s (surface %s)", s.Transport, t.Name, s.Name)
-	}
-	return fmt.Sprintf("%s tool %s", s.Transport, t.Name)
-}
-
-func toolNode(t *project.Tool) string {
-	if t.Kind == project.KindRuntime {
-		return graph.NodePath("runtimeTools", t.Runtime.Name)
-	}
-	return opNode(t.Op)
-}
-
-func surfaceNode(s *project.Surface) string {
-	switch {
-	case s.Transport == graph.MCP && s.Name != "":
-		return graph.NodePath("surfaces", "mcp", "named", s.Name)
-	case s.Transport == graph.MCP:
-		return graph.NodePath("surfaces", "mcp")
-	}
-	return graph.NodePath("surfaces", strings.ToLower(string(s.Transport)))
-}
-
-// toolSurfaces compares the prepared tool surfaces row by row: membership,
-// names, and advertised inputs that changed without a contract schema change
-// (a presentation-policy change).
-func (c *comparer) toolSurfaces() error {
-	type key struct {
-		t    graph.Transport
-		name string
-	}
-	oldS := map[key]*project.Surface{}
-	newS := map[key]*project.Surface{}
-	var keys []key
-	for i := range c.oldTools.Surfaces {
-		s := &c.oldTools.Surfaces[i]
-		oldS[key{s.Transport, s.Name}] = s
-		keys = append(keys, key{s.Transport, s.Name})
-	}
-	for i := range c.newTools.Surfaces {
-		s := &c.newTools.Surfaces[i]
-		if _, ok := oldS[key{s.Transport, s.Name}]; !ok {
-			keys = append(keys, key{s.Transport, s.Name})
-		}
-		newS[key{s.Transport, s.Name}] = s
-	}
-	for _, k := range keys {
-		o, n := oldS[k], newS[k]
-		switch {
-		case n == nil:
-			label := surfaceLabel(o)
-			if o.Name == "" {
-				label = "MCP surface (default)"
-			}
-			c.emit("mcp-surface-removed", Breaking, label, surfaceKeyOf(o), surfaceKeyOf(o), c.removalPos(surfaceNode(o), false),
-				"%s removed: clients connected to it lose its %d tools", label, len(o.Tools))
-			continue
-		case o == nil:
-			label := surfaceLabel(n)
-			if n.Name == "" {
-				label = "MCP surface (default)"
-			}
-			c.emit("mcp-surface-added", Info, label, surfaceKeyOf(n), surfaceKeyOf(n), pos(c.new, surfaceNode(n), ""),
-				"%s added with %d tools", label, len(n.Tools))
-			continue
-		}
-		if err := c.surfaceRows(o, n); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (c *comparer) surfaceRows(o, n *project.Surface) error {
-	sk := surfaceKeyOf(n)
-	oldT := map[string]*project.Tool{}
-	for i := range o.Tools {
-		k := toolKey(&o.Tools[i])
-		if to, ok := c.renamedTo[k]; ok {
-			k = to // a renamed operation's rows pair with the new id's
-		}
-		oldT[k] = &o.Tools[i]
-	}
-	newT := map[string]*project.Tool{}
-	for i := range n.Tools {
-		newT[toolKey(&n.Tools[i])] = &n.Tools[i]
-	}
-	what := "tool"
-	if n.Transport == graph.CLI {
-		what = "command"
-	}
-	for _, id := range unionKeys(oldT, newT) {
-		ot, nt := oldT[id], newT[id]
-		switch {
-		case nt == nil:
-			why := "removed"
-			if c.subjectExists(c.new, id) {
-				why = "no longer on this surface"
-			}
-			c.emit("tool-removed", Breaking, toolSurface(o, ot), sk, id, c.removalPos(toolNode(ot), c.subjectExists(c.new, id)),
-				"%s %s %s: clients calling it break", what, ot.Name, why)
-			continue
-		case ot == nil:
-			c.emit("tool-added", Info, toolSurface(n, nt), sk, id, pos(c.new, toolNode(nt), ""), "%s %s added", what, nt.Name)
-			continue
-		}
-		if ot.Name != nt.Name {
-			c.emit("tool-renamed", Breaking, toolSurface(n, nt), sk, id, pos(c.new, toolNode(nt), "/tool"),
-				"%s renamed from %s to %s: clients calling %s break", what, ot.Name, nt.Name, ot.Name)
-		}
-		if ot.InputDigest != nt.InputDigest && !c.contractInputChanged(ot, nt) {
-			// Same contract schemas, different advertised input: the
-			// presentation policy changed what this surface shows. The
-			// runner still validates with the unchanged contract schemas,
-			// so no call that used to succeed fails now; what changes is
-			// the shape models and SDKs are shown.
-			if err := c.presentationChanged(n, nt, sk, id, ot.Input, nt.Input); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// presentationChanged reports one finding for a tool whose advertised input
-// changed while its contract schemas did not: a warning when the advertised
-// schema now shows fewer values as valid (clients that validate arguments
-// against a cached catalog may refuse calls the server still accepts), info
-// otherwise.
-func (c *comparer) presentationChanged(n *project.Surface, nt *project.Tool, sk, id string, oldDoc, newDoc json.RawMessage) error {
-	fs, err := diffSchemas(Request, oldDoc, newDoc)
-	if err != nil {
-		return fmt.Errorf("%s advertised input: %w", id, err)
-	}
-	var narrowed []string
-	for _, f := range fs {
-		if f.severity == Breaking {
-			narrowed = append(narrowed, f.pointer)
-		}
-	}
-	rule, sev := "tool-presentation-changed", Info
-	msg := "advertised input changed by the presentation policy; the contract schemas and what the server accepts are unchanged"
-	if len(narrowed) > 0 {
-		rule, sev = "tool-presentation-narrowed", Warning
-		slices.Sort(narrowed)
-		narrowed = slices.Compact(narrowed)
-		if len(narrowed) > 3 {
-			narrowed = append(narrowed[:3], "…")
-		}
-		msg = "advertised input now shows fewer values as valid (at " + strings.Join(narrowed, ", ") +
-			"); the server still accepts them, but clients validating against a cached catalog may refuse calls"
-	}
-	c.emit(rule, sev, toolSurface(n, nt), sk, id+"#/advertisedInput", pos(c.new, toolNode(nt), ""), "%s", msg)
-	return nil
-}
-
-// contractInputChanged reports whether a tool's contract input schemas
-// changed (then the operation's own findings already describe it).
-func (c *comparer) contractInputChanged(o, n *project.Tool) bool {
-	switch {
-	case o.Op != nil && n.Op != nil:
-		return o.Op.Params != n.Op.Params || o.Op.Query != n.Op.Query || o.Op.Input != n.Op.Input
-	case o.Runtime != nil && n.Runtime != nil:
-		return o.Runtime.Input != n.Runtime.Input
-	}
-	return true
-}
-
-func (c *comparer) subjectExists(g *graph.Graph, id string) bool {
-	if name, ok := strings.CutPrefix(id, "runtime."); ok {
-		return slices.ContainsFunc(g.RuntimeTools, func(rt graph.RuntimeTool) bool { return rt.Name == name })
-	}
-	svc, act, _ := strings.Cut(id, ".")
-	return g.Operation(svc, act) != nil
-}
-
-func (c *comparer) runtimeTools() error {
-	oldR := map[string]*graph.RuntimeTool{}
-	for i := range c.old.RuntimeTools {
-		oldR[c.old.RuntimeTools[i].Name] = &c.old.RuntimeTools[i]
-	}
-	newR := map[string]*graph.RuntimeTool{}
-	for i := range c.new.RuntimeTools {
-		newR[c.new.RuntimeTools[i].Name] = &c.new.RuntimeTools[i]
-	}
-	for _, name := range unionKeys(oldR, newR) {
-		o, n := oldR[name], newR[name]
-		if o == nil || n == nil {
-			continue // membership is reported per surface by toolSurfaces
-		}
-		id := "runtime." + name
-		node := graph.NodePath("runtimeTools", name)
-		surface := "runtime tool " + name
-		mark := len(c.findings)
-		oScope, nScope := cmp.Or(o.Identity.Scope, "public"), cmp.Or(n.Identity.Scope, "public")
-		if oScope != nScope {
-			c.scopeChanged(surface, id, pos(c.new, node, ""), oScope, nScope)
-		}
-		if o.Identity.Service != n.Identity.Service || o.Identity.Action != n.Identity.Action || o.Identity.Method != n.Identity.Method {
-			c.emit("runtime-tool-identity-changed", Warning, surface, "", id, pos(c.new, node, ""),
-				"identity changed from %s.%s (%s) to %s.%s (%s): hooks, audit and authorization keyed on it see a different operation",
-				o.Identity.Service, o.Identity.Action, o.Identity.Method, n.Identity.Service, n.Identity.Action, n.Identity.Method)
-		}
-		if o.Desc != n.Desc {
-			c.emit("runtime-tool-description-changed", Info, surface, "", id, pos(c.new, node, ""), "description changed from %q to %q", o.Desc, n.Desc)
-		}
-		if !jsonRawEqual(rawOf(o.Annotations), rawOf(n.Annotations)) {
-			c.emit("tool-annotations-changed", Info, surface, "", id, pos(c.new, node, ""), "tool annotations changed (hints only)")
-		}
-		if !jsonRawEqual(o.Meta, n.Meta) {
-			c.emit("runtime-tool-meta-changed", Info, surface, "", id, pos(c.new, node, ""), "meta changed")
-		}
-		err := c.compareSchemas(c.primarySurface(id), "", id, node, []schemaUnit{
-			{name: "input", dir: Request, old: o.Input, new: n.Input, node: "#input"},
-			{name: "output", dir: Response, old: o.Output, new: n.Output, node: "#output"},
-		})
-		if err != nil {
-			return err
-		}
-		c.alsoAffects(mark, id)
-	}
-	return nil
-}
-
-func (c *comparer) cliCommands() error {
-	oldC := map[string]*graph.CliCommand{}
-	for i := range c.old.CliCommands {
-		oldC[c.old.CliCommands[i].Name] = &c.old.CliCommands[i]
-	}
-	newC := map[string]*graph.CliCommand{}
-	for i := range c.new.CliCommands {
-		newC[c.new.CliCommands[i].Name] = &c.new.CliCommands[i]
-	}
-	for _, name := range unionKeys(oldC, newC) {
-		o, n := oldC[name], newC[name]
-		id := "cli." + name
-		node := graph.NodePath("cliCommands", name)
-		surface := "CLI command " + name
-		switch {
-		case n == nil:
-			c.emit("cli-command-removed", Breaking, surface, "CLI", id, pos(c.old, node, ""), "CLI-only command %s removed: scripts calling it break", name)
-			continue
-		case o == nil:
-			c.emit("cli-command-added", Info, surface, "CLI", id, pos(c.new, node, ""), "CLI-only command %s added", name)
-			continue
-		}
-		if o.Desc != n.Desc {
-			c.emit("cli-command-description-changed", Info, surface, "CLI", id, pos(c.new, node, ""), "help line changed from %q to %q", o.Desc, n.Desc)
-		}
-		err := c.compareSchemas(surface, "CLI", id, node, []schemaUnit{
-			{name: "input", dir: Request, old: o.Input, new: n.Input, node: "#input"},
-			{name: "output", dir: Response, old: o.Output, new: n.Output, node: "#output"},
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (c *comparer) realtime() error {
-	oldC := map[string]*graph.RealtimeContract{}
-	for i := range c.old.Realtime {
-		oldC[c.old.Realtime[i].Name] = &c.old.Realtime[i]
-	}
-	newC := map[string]*graph.RealtimeContract{}
-	for i := range c.new.Realtime {
-		newC[c.new.Realtime[i].Name] = &c.new.Realtime[i]
-	}
-	for _, name := range unionKeys(oldC, newC) {
-		o, n := oldC[name], newC[name]
-		node := graph.NodePath("realtime", name)
-		switch {
-		case n == nil:
-			c.emit("realtime-contract-removed", Breaking, "REALTIME "+name, "", name, pos(c.old, node, ""),
-				"realtime contract %s removed: connected clients lose all its events", name)
-			continue
-		case o == nil:
-			c.emit("realtime-contract-added", Info, "REALTIME "+name, "", name, pos(c.new, node, ""), "realtime contract %s added", name)
-			continue
-		}
-		for _, dir := range []string{graph.ServerToClient, graph.ClientToServer} {
-			oe, ne := o.ServerToClient, n.ServerToClient
-			argsDir, ackDir := Response, Request
-			if dir == graph.ClientToServer {
-				oe, ne = o.ClientToServer, n.ClientToServer
-				argsDir, ackDir = Request, Response
-			}
-			if err := c.events(name, dir, oe, ne, argsDir, ackDir); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func (c *comparer) events(contract, dir string, oldEv, newEv []graph.Event, argsDir, ackDir Direction) error {
-	om := map[string]*graph.Event{}
-	for i := range oldEv {
-		om[oldEv[i].Name] = &oldEv[i]
-	}
-	nm := map[string]*graph.Event{}
-	for i := range newEv {
-		nm[newEv[i].Name] = &newEv[i]
-	}
-	for _, name := range unionKeys(om, nm) {
-		o, n := om[name], nm[name]
-		id := contract + "." + dir + "." + name
-		surface := "REALTIME " + id
-		node := graph.NodePath("realtime", contract, dir, name)
-		switch {
-		case n == nil:
-			c.emit("realtime-event-removed", Breaking, surface, "", id, pos(c.old, node, ""), "event removed: %s", map[bool]string{
-				true:  "clients listening for it never receive it again",
-				false: "clients emitting it are rejected",
-			}[dir == graph.ServerToClient])
-			continue
-		case o == nil:
-			c.emit("realtime-event-added", Info, surface, "", id, pos(c.new, node, ""), "event added")
-			continue
-		}
-		if o.Desc != n.Desc {
-			c.emit("realtime-event-description-changed", Info, surface, "", id, pos(c.new, node, ""), "description changed from %q to %q", o.Desc, n.Desc)
-		}
-		switch {
-		case o.Ack == "" && n.Ack != "":
-			if ackDir == Request {
-				c.emit("realtime-ack-added", Breaking, surface, "", id+"#/ack", pos(c.new, node+".#ack", ""),
-					"the server now waits for an acknowledgement clients do not send")
-			} else {
-				c.emit("realtime-ack-added", Info, surface, "", id+"#/ack", pos(c.new, node+".#ack", ""), "the server now acknowledges the event")
-			}
-		case o.Ack != "" && n.Ack == "":
-			if ackDir == Response {
-				c.emit("realtime-ack-removed", Breaking, surface, "", id+"#/ack", pos(c.new, node, ""),
-					"the server no longer acknowledges the event: clients waiting for the ack time out")
-			} else {
-				c.emit("realtime-ack-removed", Info, surface, "", id+"#/ack", pos(c.new, node, ""), "the server no longer waits for an acknowledgement")
-			}
-		}
-		units := []schemaUnit{{name: "args", dir: argsDir, old: o.Args, new: n.Args, node: "#args"}}
-		if o.Ack != "" && n.Ack != "" {
-			units = append(units, schemaUnit{name: "ack", dir: ackDir, old: o.Ack, new: n.Ack, node: "#ack"})
-		}
-		if err := c.compareSchemas(surface, "", id, node, units); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (c *comparer) policy() error {
-	if !jsonRawEqual(rawOf(c.old.Policy.MCP), rawOf(c.new.Policy.MCP)) {
-		c.emit("mcp-policy-changed", Info, "policy mcp", "", "policy.mcp", pos(c.new, "policy.mcp", ""),
-			"MCP preparation policy changed from %s to %s (changed advertised schemas are reported per tool)", rawOf(c.old.Policy.MCP), rawOf(c.new.Policy.MCP))
-	}
-	if !jsonRawEqual(rawOf(c.old.Policy.Agent), rawOf(c.new.Policy.Agent)) {
-		c.emit("agent-policy-changed", Info, "policy agent", "", "policy.agent", pos(c.new, "policy.agent", ""),
-			"Agent presentation policy changed from %s to %s (changed advertised schemas are reported per tool)", rawOf(c.old.Policy.Agent), rawOf(c.new.Policy.Agent))
-	}
-	return nil
-}
-
-func annotationsOf(op *graph.Operation) *graph.Annotations {
-	if op.Tool == nil {
-		return nil
-	}
-	return op.Tool.Annotations
-}
-
-func rawOf(v any) json.RawMessage {
-	b, err := graph.Canonical(v)
-	if err != nil {
-		return nil
-	}
-	return b
-}
-
-func jsonRawEqual(a, b json.RawMessage) bool {
-	if len(a) == 0 || len(b) == 0 {
-		return len(a) == len(b)
-	}
-	ca, err1 := graph.Canonical(a)
-	cb, err2 := graph.Canonical(b)
-	return err1 == nil && err2 == nil && string(ca) == string(cb)
-}
-
-// diffStrings returns the elements of a missing from b, sorted.
-func diffStrings(a, b []string) []string {
-	var out []string
-	for _, s := range a {
-		if !slices.Contains(b, s) {
-			out = append(out, s)
-		}
-	}
-	graph.SortUTF16(out)
-	return out
-}
-
-// unionKeys returns the keys of both maps in UTF-16 order.
-func unionKeys[V any](a, b map[string]V) []string {
-	seen := map[string]bool{}
-	var out []string
-	for k := range a {
-		seen[k] = true
-		out = append(out, k)
-	}
-	for k := range b {
-		if !seen[k] {
-			out = append(out, k)
-		}
-	}
-	graph.SortUTF16(out)
-	return out
 }

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 
+	"stitchkit.dev/stitchkit/internal/schematree"
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
 
@@ -72,38 +72,87 @@ func severityOf(d Direction, e effect) Severity {
 type schemaFinding struct {
 	rule     string
 	severity Severity
-	pointer  string // JSON pointer into the resolved schema
-	message  string
+	// pointer is the JSON pointer of the change relative to the unit's
+	// root, $refs resolved (/properties/task/properties/title, never
+	// /$defs/Task/…).
+	pointer string
+	message string
+	// def is the $defs name of the definition the change was made in,
+	// and defPtr the pointer relative to it; "" when the change is at the
+	// place that uses a schema.
+	def, defPtr string
+}
+
+// defCtx is the innermost definition the walk is inside: name, and the
+// pointer at which it was entered.
+type defCtx struct {
+	name, base string
+}
+
+// diffOptions configures one comparison.
+type diffOptions struct {
+	// unit names the schema slot ("params", "query", "input", "output",
+	// "args", "ack", "advertisedInput"); it names values in messages.
+	unit string
+	// queryWire compares an HTTP query: a parameter that became a list of
+	// its old type accepts every request it accepted (?status=a is a list
+	// of one).
+	queryWire bool
+	// rootDef is the definition both roots are (a contract schema that is
+	// a definition, e.g. #output: #Task, is its body inlined).
+	rootDef string
+	vals    *valueChecker
 }
 
 // schemaDiff compares two JSON Schema documents in one direction. $refs are
 // resolved against each document's own root, so the pointers it reports
-// walk the resolved (inlined) schema: /properties/task/properties/title,
-// never /$defs/Task/....
+// walk the resolved (inlined) schema.
 type schemaDiff struct {
 	dir              Direction
+	opts             diffOptions
+	vals             *valueChecker
 	oldRoot, newRoot any
 	active           map[string]bool // ref pairs on the current walk (cycle guard)
 	out              []schemaFinding
+	visits           int  // node pairs compared (bounded by maxCompareNodes)
+	truncated        bool // the bound was hit
+}
+
+func newSchemaDiff(dir Direction, oldRoot, newRoot any, opts diffOptions) *schemaDiff {
+	if opts.vals == nil {
+		opts.vals = newValueChecker()
+	}
+	return &schemaDiff{dir: dir, opts: opts, vals: opts.vals, oldRoot: oldRoot, newRoot: newRoot, active: map[string]bool{}}
 }
 
 // diffSchemas compares the canonical schema documents old and new (either
 // may be nil: absent) travelling in direction dir.
-func diffSchemas(dir Direction, old, new json.RawMessage) ([]schemaFinding, error) {
-	var o, n any
+func diffSchemas(dir Direction, old, new json.RawMessage, opts diffOptions) ([]schemaFinding, error) {
+	o, n, err := decodePair(old, new)
+	if err != nil {
+		return nil, err
+	}
+	d := newSchemaDiff(dir, o, n, opts)
+	ctx := defCtx{}
+	if opts.rootDef != "" {
+		ctx = defCtx{name: opts.rootDef}
+	}
+	d.compare("", ctx, o, n)
+	return d.out, nil
+}
+
+func decodePair(old, new json.RawMessage) (o, n any, err error) {
 	if old != nil {
 		if err := decodeJSON(old, &o); err != nil {
-			return nil, fmt.Errorf("old schema: %w", err)
+			return nil, nil, fmt.Errorf("old schema: %w", err)
 		}
 	}
 	if new != nil {
 		if err := decodeJSON(new, &n); err != nil {
-			return nil, fmt.Errorf("new schema: %w", err)
+			return nil, nil, fmt.Errorf("new schema: %w", err)
 		}
 	}
-	d := &schemaDiff{dir: dir, oldRoot: o, newRoot: n, active: map[string]bool{}}
-	d.compare("", o, n)
-	return d.out, nil
+	return o, n, nil
 }
 
 func decodeJSON(b []byte, v *any) error {
@@ -112,123 +161,31 @@ func decodeJSON(b []byte, v *any) error {
 	return dec.Decode(v)
 }
 
-func (d *schemaDiff) add(rule string, sev Severity, ptr, format string, a ...any) {
-	d.out = append(d.out, schemaFinding{rule: d.dir.String() + "-" + rule, severity: sev, pointer: ptr, message: fmt.Sprintf(format, a...)})
+// add records a finding at ptr; the message starts with the name of the
+// value it concerns.
+func (d *schemaDiff) add(rule string, sev Severity, ptr string, ctx defCtx, format string, a ...any) {
+	f := schemaFinding{rule: d.dir.String() + "-" + rule, severity: sev, pointer: ptr}
+	rel := ptr
+	if ctx.name != "" {
+		rel = strings.TrimPrefix(ptr, ctx.base)
+		f.def, f.defPtr = ctx.name, rel
+	}
+	f.message = fieldLabel(d.opts.unit, ctx.name, rel) + ": " + fmt.Sprintf(format, a...)
+	d.out = append(d.out, f)
 }
 
 // addEffect reports a change of the set of valid values.
-func (d *schemaDiff) addEffect(kind string, e effect, ptr, format string, a ...any) {
+func (d *schemaDiff) addEffect(kind string, e effect, ptr string, ctx defCtx, format string, a ...any) {
 	sev := severityOf(d.dir, e)
 	msg := fmt.Sprintf(format, a...)
-	switch sev {
-	case Breaking:
+	if sev == Breaking {
 		if d.dir == Request {
-			msg += ": requests that were valid may now be rejected"
+			msg += "; requests that were valid may now be rejected"
 		} else {
-			msg += ": callers may now receive values they were not promised"
+			msg += "; callers may now receive values they were not promised"
 		}
 	}
-	d.out = append(d.out, schemaFinding{rule: d.dir.String() + "-" + kind + "-" + e.String(), severity: sev, pointer: ptr, message: msg})
-}
-
-// maxRefs bounds the $refs one resolve follows, through sibling merges
-// too, so a cycle ({"$ref":"#","x":1} refers to itself) ends.
-const maxRefs = 64
-
-// resolve follows $ref chains in root and returns the schema as an object
-// (boolean schemas become {} and {"not":{}}), plus the chain of refs taken.
-// Sibling keywords of a $ref override the target's.
-func resolve(root, s any) (map[string]any, string) {
-	budget := maxRefs
-	return resolveBudget(root, s, &budget)
-}
-
-// resolveBudget is resolve spending at most *budget ref steps, shared with
-// the resolution of the targets of $refs that have siblings. A chain that
-// exhausts it resolves to {}.
-func resolveBudget(root, s any, budget *int) (map[string]any, string) {
-	var refs []string
-	for ; *budget > 0; *budget-- {
-		switch x := s.(type) {
-		case nil:
-			return nil, strings.Join(refs, ">")
-		case bool:
-			if x {
-				return map[string]any{}, strings.Join(refs, ">")
-			}
-			return map[string]any{"not": map[string]any{}}, strings.Join(refs, ">")
-		case map[string]any:
-			ref, ok := x["$ref"].(string)
-			if !ok {
-				return x, strings.Join(refs, ">")
-			}
-			target := lookupPointer(root, ref)
-			if target == nil {
-				// An unresolvable ref compares as itself.
-				return x, strings.Join(refs, ">")
-			}
-			refs = append(refs, ref)
-			if len(x) == 1 {
-				s = target
-				continue
-			}
-			*budget--
-			t, _ := resolveBudget(root, target, budget)
-			merged := map[string]any{}
-			for k, v := range t {
-				merged[k] = v
-			}
-			for k, v := range x {
-				if k != "$ref" {
-					merged[k] = v
-				}
-			}
-			return merged, strings.Join(refs, ">")
-		default:
-			return nil, strings.Join(refs, ">")
-		}
-	}
-	return map[string]any{}, strings.Join(refs, ">")
-}
-
-// lookupPointer resolves a local reference "#/a/b" in root.
-func lookupPointer(root any, ref string) any {
-	if !strings.HasPrefix(ref, "#") {
-		return nil
-	}
-	p := strings.TrimPrefix(ref, "#")
-	if p == "" {
-		return root
-	}
-	cur := root
-	for _, tok := range strings.Split(strings.TrimPrefix(p, "/"), "/") {
-		// A $ref is a URI: its fragment is percent-encoded ("#/$defs/%C3%9C").
-		if u, err := url.PathUnescape(tok); err == nil {
-			tok = u
-		}
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch c := cur.(type) {
-		case map[string]any:
-			cur = c[tok]
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil
-			}
-			cur = c[i]
-		default:
-			return nil
-		}
-		if cur == nil {
-			return nil
-		}
-	}
-	return cur
-}
-
-// escapePointer escapes one JSON pointer reference token.
-func escapePointer(tok string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
+	d.add(kind+"-"+e.String(), sev, ptr, ctx, "%s", msg)
 }
 
 // handled lists the keywords compare understands; any other keyword that
@@ -247,34 +204,51 @@ var handled = map[string]bool{
 	"oneOf": true, "anyOf": true, "allOf": true,
 }
 
+// maxCompareNodes bounds the node pairs one comparison visits (a schema
+// whose definitions refer to one another twice over is a tree of
+// exponential size); past it the comparison stops with one warning.
+const maxCompareNodes = 50000
+
 // compare walks old and new (raw, unresolved schemas; nil means absent).
-func (d *schemaDiff) compare(ptr string, oldS, newS any) {
+func (d *schemaDiff) compare(ptr string, ctx defCtx, oldS, newS any) {
+	if d.visits++; d.visits > maxCompareNodes {
+		if !d.truncated {
+			d.truncated = true
+			d.add("schema-keyword-changed", Warning, "", defCtx{}, "the schemas are too large to compare fully (more than %d nodes): review the change by hand", maxCompareNodes)
+		}
+		return
+	}
 	switch {
 	case oldS == nil && newS == nil:
 		return
 	case oldS == nil:
-		d.schemaAdded(ptr, newS)
+		d.schemaAdded(ptr, ctx, newS)
 		return
 	case newS == nil:
 		if d.dir == Request {
-			d.add("schema-removed", Warning, ptr, "schema removed: values callers send are no longer validated or used")
+			d.add("schema-removed", Warning, ptr, ctx, "schema removed; values callers send are no longer validated or used")
 		} else {
-			d.add("schema-removed", Breaking, ptr, "schema removed: callers reading the value break")
+			d.add("schema-removed", Breaking, ptr, ctx, "schema removed; callers reading the value break")
 		}
 		return
 	}
-	o, oref := resolve(d.oldRoot, oldS)
-	n, nref := resolve(d.newRoot, newS)
-	if oref != "" || nref != "" {
-		key := oref + "|" + nref
+	or, nr := resolve(d.oldRoot, oldS), resolve(d.newRoot, newS)
+	if or.chain != "" || nr.chain != "" {
+		key := or.chain + "|" + nr.chain
 		if d.active[key] {
 			return // cycle: this pair is already being compared further up
 		}
 		d.active[key] = true
 		defer delete(d.active, key)
 	}
+	o, n := or.m, nr.m
 	if o == nil || n == nil {
 		return
+	}
+	if or.def != "" && or.def == nr.def {
+		// Both sides are the same definition: whatever differs below was
+		// changed in the definition.
+		ctx = defCtx{name: or.def, base: ptr}
 	}
 
 	// A lone schema replaced by a union of alternatives (or the reverse)
@@ -284,17 +258,23 @@ func (d *schemaDiff) compare(ptr string, oldS, newS any) {
 		nu, nIs := n[k].([]any)
 		switch {
 		case oIs && !nIs && pureUnion(o, k) && !hasUnion(n):
-			d.branches(ptr+"/"+k, k, ou, []any{newS})
+			d.branches(ptr+"/"+k, ctx, k, ou, []any{newS})
 			return
 		case nIs && !oIs && pureUnion(n, k) && !hasUnion(o):
-			d.branches(ptr+"/"+k, k, []any{oldS}, nu)
+			d.branches(ptr+"/"+k, ctx, k, []any{oldS}, nu)
 			return
 		}
 	}
 
-	d.annotations(ptr, o, n)
-	d.types(ptr, o, n)
-	d.values(ptr, o, n)
+	// A definition's doc comment travels with references to it, not with
+	// its body inlined: when only one side goes through the definition, a
+	// description present on one side only is that artefact, not an edit.
+	inlinedDocs := (or.def == "") != (nr.def == "")
+	d.annotations(ptr, ctx, o, n, inlinedDocs)
+	if d.values(ptr, ctx, oldS, newS, o, n) {
+		return
+	}
+	d.types(ptr, ctx, o, n)
 	// Type-specific keywords matter only when both sides admit the type:
 	// a string that became an integer is one type change, not also a
 	// dropped maxLength.
@@ -302,90 +282,238 @@ func (d *schemaDiff) compare(ptr string, oldS, newS any) {
 	both := func(t string) bool { return typeContains(ot, t) && typeContains(nt, t) }
 	if both("number") || both("integer") {
 		intOnly := isIntegerOnly(o) && isIntegerOnly(n)
-		d.bound(ptr, o, n, "minimum", "exclusiveMinimum", true, intOnly)
-		d.bound(ptr, o, n, "maximum", "exclusiveMaximum", false, intOnly)
-		d.multipleOf(ptr, o, n)
+		d.bound(ptr, ctx, o, n, "minimum", "exclusiveMinimum", true, intOnly)
+		d.bound(ptr, ctx, o, n, "maximum", "exclusiveMaximum", false, intOnly)
+		d.multipleOf(ptr, ctx, o, n)
 	}
-	for _, c := range []struct{ key, kind, typ string }{
-		{"minLength", "min-length", "string"}, {"minItems", "min-items", "array"}, {"minProperties", "min-properties", "object"},
+	tuple := hasPrefix(o) || hasPrefix(n)
+	for _, c := range []struct{ key, kind, typ, unit string }{
+		{"minLength", "min-length", "string", "characters"}, {"minItems", "min-items", "array", "items"}, {"minProperties", "min-properties", "object", "properties"},
+		{"maxLength", "max-length", "string", "characters"}, {"maxItems", "max-items", "array", "items"}, {"maxProperties", "max-properties", "object", "properties"},
 	} {
-		if both(c.typ) {
-			d.count(ptr, o, n, c.key, c.kind, true)
-		}
-	}
-	for _, c := range []struct{ key, kind, typ string }{
-		{"maxLength", "max-length", "string"}, {"maxItems", "max-items", "array"}, {"maxProperties", "max-properties", "object"},
-	} {
-		if both(c.typ) {
-			d.count(ptr, o, n, c.key, c.kind, false)
+		if both(c.typ) && !(tuple && c.typ == "array") {
+			d.count(ptr, ctx, o, n, c.key, c.kind, c.unit, strings.HasPrefix(c.key, "min"))
 		}
 	}
 	if both("string") {
-		d.stringKeyword(ptr, o, n, "pattern")
-		d.stringKeyword(ptr, o, n, "format")
+		d.patterns(ptr, ctx, o, n)
+		d.formats(ptr, ctx, o, n)
 	}
-	if ob, nb := o["uniqueItems"] == true, n["uniqueItems"] == true; ob != nb {
-		if nb {
-			d.addEffect("unique-items", narrowed, ptr+"/uniqueItems", "items must now be unique")
-		} else {
-			d.addEffect("unique-items", widened, ptr+"/uniqueItems", "items no longer need to be unique")
+	if both("array") {
+		if ob, nb := o["uniqueItems"] == true, n["uniqueItems"] == true; ob != nb {
+			if nb {
+				d.addEffect("unique-items", narrowed, ptr+"/uniqueItems", ctx, "items must now be unique")
+			} else {
+				d.addEffect("unique-items", widened, ptr+"/uniqueItems", ctx, "items no longer have to be unique")
+			}
+		}
+		d.array(ptr, ctx, o, n)
+	}
+	if both("object") {
+		d.object(ptr, ctx, o, n)
+	}
+	d.union(ptr, ctx, o, n, "oneOf")
+	d.union(ptr, ctx, o, n, "anyOf")
+	d.allOf(ptr, ctx, o, n)
+	d.exclusions(ptr, ctx, oldS, newS, o, n)
+	d.fallback(ptr, ctx, o, n)
+}
+
+// excluded returns what a "not" refuses when it is a set of values (CUE's
+// != 5 is {"not": {"const": 5}}) or of types (float is {"type": "number",
+// "not": {"type": "integer"}}), and whether s's "not" is one of those (or
+// absent).
+func excluded(s map[string]any) (values []any, types []string, ok bool) {
+	not, has := s["not"]
+	if !has {
+		return nil, nil, true
+	}
+	m, isMap := not.(map[string]any)
+	if !isMap || len(m) == 0 {
+		return nil, nil, false
+	}
+	if t, ok := m["type"]; ok && len(m) == 1 {
+		return nil, typeList(t), true
+	}
+	for k := range m {
+		if k != "const" && k != "enum" {
+			return nil, nil, false
 		}
 	}
-	d.object(ptr, o, n)
-	d.array(ptr, o, n)
-	d.union(ptr, o, n, "oneOf")
-	d.union(ptr, o, n, "anyOf")
-	d.allOf(ptr, o, n)
-	d.fallback(ptr, o, n)
+	vs, ok := valueSet(m)
+	return vs, nil, ok
+}
+
+// excludedTypes compares the types each side's "not" refuses, among the
+// types it otherwise admits: float (a number but not an integer) becoming
+// number now accepts whole numbers.
+func (d *schemaDiff) excludedTypes(p string, ctx defCtx, o, n map[string]any, ot, nt []string) {
+	words := func(ts []string, one bool) string {
+		switch {
+		case slices.Equal(ts, []string{"integer"}) && one:
+			return "a whole number"
+		case slices.Equal(ts, []string{"integer"}):
+			return "whole numbers"
+		case one:
+			return typeString(ts)
+		}
+		return typeString(ts) + " values"
+	}
+	admitted := func(s map[string]any, ts []string) []string {
+		var out []string
+		for _, t := range ts {
+			if typeContains(typeSet(s), t) {
+				out = append(out, t)
+			}
+		}
+		return out
+	}
+	req := d.dir == Request
+	if added := admitted(o, stringsMinus(nt, ot)); len(added) > 0 {
+		if req {
+			d.addEffect("type", narrowed, p, ctx, "no longer accepts %s", words(added, false))
+		} else {
+			d.addEffect("type", narrowed, p, ctx, "is never %s any more", words(added, true))
+		}
+	}
+	if removed := admitted(n, stringsMinus(ot, nt)); len(removed) > 0 {
+		if req {
+			d.addEffect("type", widened, p, ctx, "now also accepts %s", words(removed, false))
+		} else {
+			d.addEffect("type", widened, p, ctx, "may now be %s", words(removed, true))
+		}
+	}
+}
+
+// exclusions compares the values each side refuses by "not": a value newly
+// refused narrows, one no longer refused widens — counted only when the
+// rest of the schema admits it (!= 0 next to >= 1 excludes nothing).
+func (d *schemaDiff) exclusions(ptr string, ctx defCtx, oRaw, nRaw any, o, n map[string]any) {
+	oe, ot, ok1 := excluded(o)
+	ne, nt, ok2 := excluded(n)
+	if !ok1 || !ok2 {
+		return // fallback reports it
+	}
+	d.excludedTypes(ptr+"/not", ctx, o, n, ot, nt)
+	without := func(raw any) any {
+		m, ok := raw.(map[string]any)
+		if !ok {
+			return raw
+		}
+		cp := clone(m)
+		delete(cp, "not")
+		return cp
+	}
+	relevant := func(root, raw any, vs []any) []any {
+		var out []any
+		for _, v := range vs {
+			if ok, known := d.vals.accepts(root, without(raw), v); ok || !known {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	p := ptr + "/not"
+	req := d.dir == Request
+	if added := relevant(d.oldRoot, oRaw, valuesMinus(ne, oe)); len(added) > 0 {
+		if req {
+			d.addEffect("enum", narrowed, p, ctx, "no longer accepts %s", valuesString(added))
+		} else {
+			d.addEffect("enum", narrowed, p, ctx, "is never %s any more", valuesOr(added))
+		}
+	}
+	if removed := relevant(d.newRoot, nRaw, valuesMinus(oe, ne)); len(removed) > 0 {
+		if req {
+			d.addEffect("enum", widened, p, ctx, "now also accepts %s", valuesString(removed))
+		} else {
+			d.addEffect("enum", widened, p, ctx, "may now be %s", valuesOr(removed))
+		}
+	}
 }
 
 // schemaAdded classifies a schema slot that appears (an operation gains
 // #input, #query or #output). A new request schema breaks callers only when
 // it requires something; a new response schema is information callers did
 // not have before.
-func (d *schemaDiff) schemaAdded(ptr string, newS any) {
+func (d *schemaDiff) schemaAdded(ptr string, ctx defCtx, newS any) {
 	if d.dir == Response {
-		d.add("schema-added", Info, ptr, "schema added")
+		d.add("schema-added", Info, ptr, ctx, "schema added")
 		return
 	}
-	n, _ := resolve(d.newRoot, newS)
+	n := resolve(d.newRoot, newS).m
 	if req := stringSet(n["required"]); len(req) > 0 {
-		d.add("schema-added", Breaking, ptr, "schema added with required properties %s: requests without them are now rejected", strings.Join(req, ", "))
+		d.add("schema-added", Breaking, ptr, ctx, "schema added with required properties %s; requests without them are now rejected", strings.Join(req, ", "))
 		return
 	}
-	d.add("schema-added", Info, ptr, "schema added; nothing in it is required")
+	d.add("schema-added", Info, ptr, ctx, "schema added; nothing in it is required")
 }
 
-func (d *schemaDiff) annotations(ptr string, o, n map[string]any) {
+func (d *schemaDiff) annotations(ptr string, ctx defCtx, o, n map[string]any, inlinedDocs bool) {
 	for _, k := range []string{"title", "description"} {
-		if !jsonEqual(o[k], n[k]) {
-			d.add("description-changed", Info, ptr+"/"+k, "%s changed from %s to %s", k, short(o[k]), short(n[k]))
+		ov, oHas := o[k]
+		nv, nHas := n[k]
+		switch {
+		case jsonEqual(ov, nv), inlinedDocs && oHas != nHas:
+		case !oHas:
+			d.add("description-changed", Info, ptr+"/"+k, ctx, "%s added: %s", k, short(nv))
+		case !nHas:
+			d.add("description-changed", Info, ptr+"/"+k, ctx, "%s removed (it was %s)", k, short(ov))
+		default:
+			d.add("description-changed", Info, ptr+"/"+k, ctx, "%s changed from %s to %s", k, short(ov), short(nv))
 		}
 	}
 	if !jsonEqual(o["examples"], n["examples"]) {
-		d.add("examples-changed", Info, ptr+"/examples", "examples changed")
+		d.add("examples-changed", Info, ptr+"/examples", ctx, "examples changed")
 	}
-	if !jsonEqual(o["default"], n["default"]) {
-		sev := Info
-		if d.dir == Request {
+	od, oHas := o["default"]
+	nd, nHas := n["default"]
+	if oHas && nHas && soleValue(o, od) && soleValue(n, nd) {
+		// A concrete CUE field (kind: "email") is its one value and its
+		// default: the value's change says it all.
+		oHas, nHas = false, false
+	}
+	req := d.dir == Request
+	p := ptr + "/default"
+	switch {
+	case oHas && nHas && !jsonEqual(od, nd):
+		if req {
 			// The server fills the default in for callers that omit the
-			// value, so they silently get a different behaviour.
-			sev = Warning
+			// value: they get a different behaviour, and nothing fails.
+			d.add("default-changed", Breaking, p, ctx, "default changed from %s to %s; callers that omit it now get %s, silently", short(od), short(nd), short(nd))
+		} else {
+			d.add("default-changed", Info, p, ctx, "default changed from %s to %s", short(od), short(nd))
 		}
-		d.add("default-changed", sev, ptr+"/default", "default changed from %s to %s", short(o["default"]), short(n["default"]))
+	case !oHas && nHas:
+		if req {
+			d.add("default-added", Warning, p, ctx, "default %s added; callers that omit it now get %s", short(nd), short(nd))
+		} else {
+			d.add("default-added", Info, p, ctx, "default %s added", short(nd))
+		}
+	case oHas && !nHas:
+		if req {
+			d.add("default-removed", Warning, p, ctx, "default %s removed; callers that omit it no longer get %s", short(od), short(od))
+		} else {
+			d.add("default-removed", Info, p, ctx, "default %s removed", short(od))
+		}
 	}
 	if ob, nb := o["deprecated"] == true, n["deprecated"] == true; ob != nb {
 		if nb {
-			d.add("deprecated", Warning, ptr+"/deprecated", "value is now deprecated")
+			d.add("deprecated", Warning, ptr+"/deprecated", ctx, "now deprecated")
 		} else {
-			d.add("undeprecated", Info, ptr+"/deprecated", "value is no longer deprecated")
+			d.add("undeprecated", Info, ptr+"/deprecated", ctx, "no longer deprecated")
 		}
 	}
 	for _, k := range []string{"readOnly", "writeOnly"} {
 		if !jsonEqual(o[k], n[k]) {
-			d.add("annotation-changed", Info, ptr+"/"+k, "%s changed from %s to %s", k, short(o[k]), short(n[k]))
+			d.add("annotation-changed", Info, ptr+"/"+k, ctx, "%s changed from %s to %s", k, short(o[k]), short(n[k]))
 		}
 	}
+}
+
+// soleValue reports whether s admits exactly one value, v.
+func soleValue(s map[string]any, v any) bool {
+	vs, ok := valueSet(s)
+	return ok && len(vs) == 1 && jsonEqual(vs[0], v)
 }
 
 // allTypes is every JSON Schema type; "number" includes "integer".
@@ -396,52 +524,15 @@ func typeSet(s map[string]any) []string {
 	if not, ok := s["not"].(map[string]any); ok && len(not) == 0 {
 		return nil // false schema
 	}
-	switch t := s["type"].(type) {
-	case string:
-		return []string{t}
-	case []any:
-		var out []string
-		for _, e := range t {
-			if str, ok := e.(string); ok {
-				out = append(out, str)
-			}
-		}
+	if t, ok := s["type"]; ok {
+		out := typeList(t)
 		slices.Sort(out)
 		return out
 	}
 	if vals, ok := valueSet(s); ok {
-		var out []string
-		for _, v := range vals {
-			t := jsonType(v)
-			if !slices.Contains(out, t) {
-				out = append(out, t)
-			}
-		}
-		slices.Sort(out)
-		return out
+		return valueTypes(vals)
 	}
 	return allTypes
-}
-
-func jsonType(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "boolean"
-	case string:
-		return "string"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	case json.Number:
-		if _, err := strconv.ParseInt(string(x), 10, 64); err == nil {
-			return "integer"
-		}
-		return "number"
-	}
-	return "null"
 }
 
 func typeContains(set []string, t string) bool {
@@ -457,24 +548,84 @@ func typeSubset(a, b []string) bool {
 	return true
 }
 
+// typeMinus returns the types of a that b does not admit.
+func typeMinus(a, b []string) []string {
+	var out []string
+	for _, t := range a {
+		if !typeContains(b, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 func isIntegerOnly(s map[string]any) bool {
 	ts := typeSet(s)
 	return len(ts) == 1 && ts[0] == "integer"
 }
 
-func (d *schemaDiff) types(ptr string, o, n map[string]any) {
+// isScalar reports whether every type of ts is a single JSON value kind
+// other than array and object (and ts is not every type).
+func isScalar(ts []string) bool {
+	if len(ts) == 0 || len(ts) == len(allTypes) {
+		return false
+	}
+	for _, t := range ts {
+		if t == "array" || t == "object" {
+			return false
+		}
+	}
+	return true
+}
+
+func (d *schemaDiff) types(ptr string, ctx defCtx, o, n map[string]any) {
 	ot, nt := typeSet(o), typeSet(n)
 	sub, super := typeSubset(nt, ot), typeSubset(ot, nt)
-	p := ptr + "/type"
-	switch {
-	case sub && super:
+	if sub && super {
 		return
+	}
+	p := ptr + "/type"
+	req := d.dir == Request
+	added, removed := typeMinus(nt, ot), typeMinus(ot, nt)
+	switch {
+	case super && slices.Equal(added, []string{"null"}):
+		if req {
+			d.addEffect("type", widened, p, ctx, "now accepts null")
+		} else {
+			d.addEffect("type", widened, p, ctx, "may now be null")
+		}
+	case sub && slices.Equal(removed, []string{"null"}):
+		if req {
+			d.addEffect("type", narrowed, p, ctx, "no longer accepts null")
+		} else {
+			d.addEffect("type", narrowed, p, ctx, "is never null any more")
+		}
+	case isScalar(ot) && slices.Equal(nt, []string{"array"}):
+		d.addEffect("type", changed, p, ctx, "is now a list of values (it was a single %s)", typeString(ot))
+	case slices.Equal(ot, []string{"array"}) && isScalar(nt):
+		d.addEffect("type", changed, p, ctx, "is now a single %s (it was a list of values)", typeString(nt))
+	case super && slices.Equal(ot, []string{"integer"}) && slices.Equal(added, []string{"number"}):
+		if req {
+			d.addEffect("type", widened, p, ctx, "now accepts fractional numbers (it accepted whole numbers only)")
+		} else {
+			d.addEffect("type", widened, p, ctx, "may now be a fractional number (it was always a whole number)")
+		}
+	case sub && slices.Equal(nt, []string{"integer"}) && slices.Contains(ot, "number"):
+		if req {
+			d.addEffect("type", narrowed, p, ctx, "now accepts whole numbers only")
+		} else {
+			d.addEffect("type", narrowed, p, ctx, "is now always a whole number")
+		}
+	case sub && req:
+		d.addEffect("type", narrowed, p, ctx, "now accepts only %s (it also accepted %s)", typeString(nt), typeString(removed))
 	case sub:
-		d.addEffect("type", narrowed, p, "type narrowed from %s to %s", typeString(ot), typeString(nt))
+		d.addEffect("type", narrowed, p, ctx, "is now always %s (it could also be %s)", typeString(nt), typeString(removed))
+	case super && req:
+		d.addEffect("type", widened, p, ctx, "now also accepts %s", typeString(added))
 	case super:
-		d.addEffect("type", widened, p, "type widened from %s to %s", typeString(ot), typeString(nt))
+		d.addEffect("type", widened, p, ctx, "may now also be %s", typeString(added))
 	default:
-		d.addEffect("type", changed, p, "type changed from %s to %s", typeString(ot), typeString(nt))
+		d.addEffect("type", changed, p, ctx, "is now %s (it was %s)", typeString(nt), typeString(ot))
 	}
 }
 
@@ -483,83 +634,11 @@ func typeString(ts []string) string {
 	case len(ts) == 0:
 		return "nothing"
 	case len(ts) == len(allTypes):
-		return "any"
+		return "any value"
 	case len(ts) == 1:
 		return ts[0]
 	}
-	return strings.Join(ts, "|")
-}
-
-// valueSet returns the values a schema restricts itself to via const or
-// enum, and whether it does.
-func valueSet(s map[string]any) ([]any, bool) {
-	c, hasConst := s["const"]
-	e, hasEnum := s["enum"].([]any)
-	switch {
-	case hasConst && hasEnum:
-		for _, v := range e {
-			if jsonEqual(v, c) {
-				return []any{c}, true
-			}
-		}
-		return nil, true
-	case hasConst:
-		return []any{c}, true
-	case hasEnum:
-		return e, true
-	}
-	return nil, false
-}
-
-func (d *schemaDiff) values(ptr string, o, n map[string]any) {
-	ov, oOK := valueSet(o)
-	nv, nOK := valueSet(n)
-	kind, key := "enum", "enum"
-	_, oc := o["const"]
-	_, nc := n["const"]
-	if (oc || !oOK) && (nc || !nOK) && (oc || nc) {
-		kind, key = "const", "const"
-	}
-	p := ptr + "/" + key
-	switch {
-	case !oOK && !nOK:
-		return
-	case !oOK:
-		d.addEffect(kind, narrowed, p, "%s %s added", key, valuesString(nv))
-		return
-	case !nOK:
-		d.addEffect(kind, widened, p, "%s %s removed", key, valuesString(ov))
-		return
-	}
-	removed := valuesMinus(ov, nv)
-	added := valuesMinus(nv, ov)
-	switch {
-	case len(removed) == 0 && len(added) == 0:
-	case len(added) == 0:
-		d.addEffect(kind, narrowed, p, "%s values removed: %s", key, valuesString(removed))
-	case len(removed) == 0:
-		d.addEffect(kind, widened, p, "%s values added: %s", key, valuesString(added))
-	default:
-		d.addEffect(kind, changed, p, "%s changed: removed %s, added %s", key, valuesString(removed), valuesString(added))
-	}
-}
-
-func valuesMinus(a, b []any) []any {
-	var out []any
-	for _, v := range a {
-		if !slices.ContainsFunc(b, func(w any) bool { return jsonEqual(v, w) }) {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-func valuesString(vs []any) string {
-	parts := make([]string, len(vs))
-	for i, v := range vs {
-		parts[i] = short(v)
-	}
-	return strings.Join(parts, ", ")
+	return strings.Join(ts[:len(ts)-1], ", ") + " or " + ts[len(ts)-1]
 }
 
 // boundOf returns the effective lower (or upper) bound of s as a value and
@@ -598,7 +677,7 @@ func number(v any) (float64, bool) {
 	return f, err == nil
 }
 
-func (d *schemaDiff) bound(ptr string, o, n map[string]any, incl, excl string, lower, intOnly bool) {
+func (d *schemaDiff) bound(ptr string, ctx defCtx, o, n map[string]any, incl, excl string, lower, intOnly bool) {
 	ov, oe, oOK := boundOf(o, incl, excl, lower, intOnly)
 	nv, ne, nOK := boundOf(n, incl, excl, lower, intOnly)
 	key := incl
@@ -610,18 +689,18 @@ func (d *schemaDiff) bound(ptr string, o, n map[string]any, incl, excl string, l
 		}
 	}
 	p := ptr + "/" + key
-	name := "maximum"
+	name, side := "maximum", "upper"
 	if lower {
-		name = "minimum"
+		name, side = "minimum", "lower"
 	}
 	switch {
 	case !oOK && !nOK:
 		return
 	case !oOK:
-		d.addEffect(name, narrowed, p, "%s %s added", name, boundString(nv, ne, lower))
+		d.addEffect(name, narrowed, p, ctx, "now %s (no %s bound before)", boundString(nv, ne, lower), side)
 		return
 	case !nOK:
-		d.addEffect(name, widened, p, "%s %s removed", name, boundString(ov, oe, lower))
+		d.addEffect(name, widened, p, ctx, "no %s bound any more (it was %s)", side, boundString(ov, oe, lower))
 		return
 	}
 	if ov == nv && oe == ne {
@@ -635,7 +714,7 @@ func (d *schemaDiff) bound(ptr string, o, n map[string]any, incl, excl string, l
 	if tighter {
 		e = narrowed
 	}
-	d.addEffect(name, e, p, "%s changed from %s to %s", name, boundString(ov, oe, lower), boundString(nv, ne, lower))
+	d.addEffect(name, e, p, ctx, "now %s (it was %s)", boundString(nv, ne, lower), boundString(ov, oe, lower))
 }
 
 func boundString(v float64, exclusive, lower bool) string {
@@ -648,26 +727,26 @@ func boundString(v float64, exclusive, lower bool) string {
 	case !lower:
 		op = "<="
 	}
-	return op + strconv.FormatFloat(v, 'g', -1, 64)
+	return op + " " + strconv.FormatFloat(v, 'g', -1, 64)
 }
 
-func (d *schemaDiff) multipleOf(ptr string, o, n map[string]any) {
+func (d *schemaDiff) multipleOf(ptr string, ctx defCtx, o, n map[string]any) {
 	ov, oOK := number(o["multipleOf"])
 	nv, nOK := number(n["multipleOf"])
 	p := ptr + "/multipleOf"
 	switch {
 	case !oOK && !nOK:
 	case !oOK:
-		d.addEffect("multiple-of", narrowed, p, "multipleOf %g added", nv)
+		d.addEffect("multiple-of", narrowed, p, ctx, "must now be a multiple of %g", nv)
 	case !nOK:
-		d.addEffect("multiple-of", widened, p, "multipleOf %g removed", ov)
+		d.addEffect("multiple-of", widened, p, ctx, "no longer has to be a multiple of %g", ov)
 	case ov == nv:
 	case isMultiple(nv, ov):
-		d.addEffect("multiple-of", narrowed, p, "multipleOf changed from %g to %g", ov, nv)
+		d.addEffect("multiple-of", narrowed, p, ctx, "must now be a multiple of %g (it was %g)", nv, ov)
 	case isMultiple(ov, nv):
-		d.addEffect("multiple-of", widened, p, "multipleOf changed from %g to %g", ov, nv)
+		d.addEffect("multiple-of", widened, p, ctx, "must now be a multiple of %g (it was %g)", nv, ov)
 	default:
-		d.addEffect("multiple-of", changed, p, "multipleOf changed from %g to %g", ov, nv)
+		d.addEffect("multiple-of", changed, p, ctx, "must now be a multiple of %g (it was %g)", nv, ov)
 	}
 }
 
@@ -681,9 +760,10 @@ func isMultiple(a, b float64) bool {
 
 // count compares a non-negative integer bound (minLength, maxItems, ...).
 // An absent lower bound is 0; an absent upper bound is unbounded.
-func (d *schemaDiff) count(ptr string, o, n map[string]any, key, kind string, lower bool) {
+func (d *schemaDiff) count(ptr string, ctx defCtx, o, n map[string]any, key, kind, unit string, lower bool) {
 	ov, oOK := number(o[key])
 	nv, nOK := number(n[key])
+	p := ptr + "/" + key
 	if lower {
 		if !oOK {
 			ov = 0
@@ -691,65 +771,110 @@ func (d *schemaDiff) count(ptr string, o, n map[string]any, key, kind string, lo
 		if !nOK {
 			nv = 0
 		}
-		if ov == nv {
-			return
+		switch {
+		case ov == nv:
+		case nv == 0:
+			d.addEffect(kind, widened, p, ctx, "no minimum number of %s any more (it was %g)", unit, ov)
+		case nv > ov:
+			d.addEffect(kind, narrowed, p, ctx, "now at least %g %s (it was %g)", nv, unit, ov)
+		default:
+			d.addEffect(kind, widened, p, ctx, "now at least %g %s (it was %g)", nv, unit, ov)
 		}
-		e := widened
-		if nv > ov {
-			e = narrowed
-		}
-		d.addEffect(kind, e, ptr+"/"+key, "%s changed from %g to %g", key, ov, nv)
 		return
 	}
-	p := ptr + "/" + key
 	switch {
 	case !oOK && !nOK:
 	case !oOK:
-		d.addEffect(kind, narrowed, p, "%s %g added", key, nv)
+		d.addEffect(kind, narrowed, p, ctx, "now at most %g %s (no limit before)", nv, unit)
 	case !nOK:
-		d.addEffect(kind, widened, p, "%s %g removed", key, ov)
+		d.addEffect(kind, widened, p, ctx, "no longer limited to %g %s", ov, unit)
 	case nv < ov:
-		d.addEffect(kind, narrowed, p, "%s changed from %g to %g", key, ov, nv)
+		d.addEffect(kind, narrowed, p, ctx, "now at most %g %s (it was %g)", nv, unit, ov)
 	case nv > ov:
-		d.addEffect(kind, widened, p, "%s changed from %g to %g", key, ov, nv)
+		d.addEffect(kind, widened, p, ctx, "now at most %g %s (it was %g)", nv, unit, ov)
 	}
 }
 
-func (d *schemaDiff) stringKeyword(ptr string, o, n map[string]any, key string) {
-	ov, oOK := o[key].(string)
-	nv, nOK := n[key].(string)
-	p := ptr + "/" + key
-	switch {
-	case !oOK && !nOK, oOK && nOK && ov == nv:
-	case !oOK:
-		d.addEffect(key, narrowed, p, "%s %q added", key, nv)
-	case !nOK:
-		d.addEffect(key, widened, p, "%s %q removed", key, ov)
-	default:
-		d.addEffect(key, changed, p, "%s changed from %q to %q", key, ov, nv)
+// patterns compares the patterns a string must match (a $ref with a
+// pattern sibling must match both: a set).
+func (d *schemaDiff) patterns(ptr string, ctx defCtx, o, n map[string]any) {
+	op, np := stringList(o["pattern"]), stringList(n["pattern"])
+	slices.Sort(op)
+	slices.Sort(np)
+	if slices.Equal(op, np) {
+		return
 	}
-}
-
-// openness of an object schema's additionalProperties.
-type openness int
-
-const (
-	open        openness = iota // absent or true
-	closed                      // false
-	schemaProps                 // a schema
-)
-
-func additional(s map[string]any) openness {
-	switch v := s["additionalProperties"].(type) {
-	case nil:
-		return open
-	case bool:
-		if v {
-			return open
+	p := ptr + "/pattern"
+	added, removed := stringsMinus(np, op), stringsMinus(op, np)
+	// Patterns are regular languages: decide inclusion where we can.
+	sub, k1 := patternsSubset(np, op)
+	super, k2 := patternsSubset(op, np)
+	if k1 && k2 {
+		switch {
+		case sub && super:
+			return // the same strings
+		case sub && len(op) == 0:
+			d.addEffect("pattern", narrowed, p, ctx, "must now match %s", quoteAll(added))
+		case sub && len(removed) == 0:
+			d.addEffect("pattern", narrowed, p, ctx, "must now also match %s", quoteAll(added))
+		case sub:
+			d.addEffect("pattern", narrowed, p, ctx, "pattern changed from %s to %s, which admits fewer values", quoteAll(op), quoteAll(np))
+		case super && len(added) == 0:
+			d.addEffect("pattern", widened, p, ctx, "no longer has to match %s", quoteAll(removed))
+		case super:
+			d.addEffect("pattern", widened, p, ctx, "pattern changed from %s to %s, which admits every value it did and more", quoteAll(op), quoteAll(np))
+		default:
+			d.addEffect("pattern", changed, p, ctx, "pattern changed from %s to %s; each admits values the other refuses", quoteAll(op), quoteAll(np))
 		}
-		return closed
+		return
 	}
-	return schemaProps
+	switch {
+	case len(removed) == 0 && len(op) == 0:
+		d.addEffect("pattern", narrowed, p, ctx, "must now match %s", quoteAll(added))
+	case len(removed) == 0:
+		d.addEffect("pattern", narrowed, p, ctx, "must now also match %s", quoteAll(added))
+	case len(added) == 0:
+		d.addEffect("pattern", widened, p, ctx, "no longer has to match %s", quoteAll(removed))
+	default:
+		d.addEffect("pattern", changed, p, ctx, "pattern changed from %s to %s", quoteAll(op), quoteAll(np))
+	}
+}
+
+func (d *schemaDiff) formats(ptr string, ctx defCtx, o, n map[string]any) {
+	of, nf := stringList(o["format"]), stringList(n["format"])
+	slices.Sort(of)
+	slices.Sort(nf)
+	if slices.Equal(of, nf) {
+		return
+	}
+	p := ptr + "/format"
+	added, removed := stringsMinus(nf, of), stringsMinus(of, nf)
+	switch {
+	case len(removed) == 0:
+		d.addEffect("format", narrowed, p, ctx, "must now be a valid %s", strings.Join(added, " and "))
+	case len(added) == 0:
+		d.addEffect("format", widened, p, ctx, "no longer has to be a valid %s", strings.Join(removed, " and "))
+	default:
+		d.addEffect("format", changed, p, ctx, "format changed from %s to %s", strings.Join(of, " and "), strings.Join(nf, " and "))
+	}
+}
+
+func stringsMinus(a, b []string) []string {
+	var out []string
+	for _, s := range a {
+		if !slices.Contains(b, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func quoteAll(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return strings.Join(q, " and ")
 }
 
 func stringSet(v any) []string {
@@ -763,7 +888,7 @@ func stringSet(v any) []string {
 	return out
 }
 
-func (d *schemaDiff) object(ptr string, o, n map[string]any) {
+func (d *schemaDiff) object(ptr string, ctx defCtx, o, n map[string]any) {
 	op, _ := o["properties"].(map[string]any)
 	np, _ := n["properties"].(map[string]any)
 	oreq, nreq := stringSet(o["required"]), stringSet(n["required"])
@@ -785,9 +910,9 @@ func (d *schemaDiff) object(ptr string, o, n map[string]any) {
 		sorted = append(sorted, k)
 	}
 	graph.SortUTF16(sorted)
-	nClosed := additional(n) == closed
+	nClosed := openness(n) == closed
 	for _, k := range sorted {
-		p := ptr + "/properties/" + escapePointer(k)
+		p := ptr + "/properties/" + schematree.Escape(k)
 		os, inOld := op[k]
 		ns, inNew := np[k]
 		wasReq, isReq := slices.Contains(oreq, k), slices.Contains(nreq, k)
@@ -795,111 +920,316 @@ func (d *schemaDiff) object(ptr string, o, n map[string]any) {
 		inNew = inNew || isReq
 		switch {
 		case !inOld:
-			if d.dir == Request {
-				if isReq {
-					d.add("required-property-added", Breaking, p, "required property %q added: requests without it are now rejected", k)
-				} else {
-					d.add("optional-property-added", Info, p, "optional property %q added", k)
-				}
-			} else {
-				d.add("property-added", Info, p, "property %q added", k)
-			}
+			d.propertyAdded(p, ctx, isReq)
 			continue
 		case !inNew:
-			if d.dir == Request {
-				if nClosed {
-					d.add("property-removed", Breaking, p, "property %q removed and additional properties are not allowed: requests that send it are now rejected", k)
-				} else {
-					d.add("property-removed", Warning, p, "property %q removed: requests that send it are accepted but the value is ignored", k)
-				}
-			} else if wasReq {
-				d.add("required-property-removed", Breaking, p, "required property %q removed: callers reading it break", k)
-			} else {
-				d.add("optional-property-removed", Warning, p, "optional property %q removed: callers reading it no longer get it", k)
-			}
+			d.propertyRemoved(p, ctx, wasReq, nClosed)
 			continue
 		}
-		switch {
-		case wasReq && !isReq:
-			if d.dir == Request {
-				d.add("property-became-optional", Info, p, "property %q is no longer required", k)
-			} else {
-				d.add("property-became-optional", Breaking, p, "property %q is no longer always returned: callers reading it may break", k)
-			}
-		case !wasReq && isReq:
-			if d.dir == Request {
-				d.add("property-became-required", Breaking, p, "property %q is now required: requests without it are now rejected", k)
-			} else {
-				d.add("property-became-required", Info, p, "property %q is now always returned", k)
-			}
-		}
+		d.requiredChanged(p, ctx, wasReq, isReq)
 		if os == nil {
 			os = true
 		}
 		if ns == nil {
 			ns = true
 		}
-		d.compare(p, os, ns)
+		if d.opts.queryWire && ptr == "" {
+			d.queryParam(p, ctx, os, ns)
+			continue
+		}
+		d.compare(p, ctx, os, ns)
 	}
 
-	oa, na := additional(o), additional(n)
+	oa, na := openness(o), openness(n)
 	p := ptr + "/additionalProperties"
 	switch {
 	case oa == na && oa != schemaProps:
 	case oa == schemaProps && na == schemaProps:
-		d.compare(p, o["additionalProperties"], n["additionalProperties"])
+		d.compare(p, ctx, o["additionalProperties"], n["additionalProperties"])
 	case na == closed || (oa == open && na == schemaProps):
-		d.addEffect("additional-properties", narrowed, p, "additional properties %s", map[bool]string{true: "are no longer allowed", false: "are now constrained"}[na == closed])
+		if na != closed {
+			d.addEffect("additional-properties", narrowed, p, ctx, "undeclared fields are now constrained")
+		} else if d.dir == Request {
+			d.addEffect("additional-properties", narrowed, p, ctx, "unknown fields are now rejected")
+		} else {
+			d.addEffect("additional-properties", narrowed, p, ctx, "no longer carries undeclared fields")
+		}
 	default:
 		if d.dir == Response {
 			// Most JSON decoders ignore unknown fields; strict or
 			// generated clients do not. Adding a response property is
 			// info, so opening the whole object is a warning.
-			d.add("additional-properties-widened", Warning, p, "additional properties are now allowed in responses: strict clients may reject unknown fields")
+			d.add("additional-properties-widened", Warning, p, ctx, "may now carry undeclared fields; strict clients may reject unknown fields")
 		} else {
-			d.addEffect("additional-properties", widened, p, "additional properties are now allowed")
+			d.addEffect("additional-properties", widened, p, ctx, "unknown fields are now accepted")
 		}
 	}
 }
 
-func (d *schemaDiff) array(ptr string, o, n map[string]any) {
-	opi, _ := o["prefixItems"].([]any)
-	npi, _ := n["prefixItems"].([]any)
-	rest := func(s map[string]any) any {
+func (d *schemaDiff) propertyAdded(p string, ctx defCtx, required bool) {
+	switch {
+	case d.dir == Response:
+		d.add("property-added", Info, p, ctx, "added")
+	case required:
+		d.add("required-property-added", Breaking, p, ctx, "added as a required field; requests without it are now rejected")
+	default:
+		d.add("optional-property-added", Info, p, ctx, "added as an optional field")
+	}
+}
+
+func (d *schemaDiff) propertyRemoved(p string, ctx defCtx, wasRequired, closedNow bool) {
+	switch {
+	case d.dir == Request && closedNow:
+		d.add("property-removed", Breaking, p, ctx, "removed, and unknown fields are rejected; requests that still send it are now rejected")
+	case d.dir == Request:
+		d.add("property-removed", Warning, p, ctx, "removed; requests that still send it are accepted but the value is ignored")
+	case wasRequired:
+		d.add("required-property-removed", Breaking, p, ctx, "removed; callers reading it break")
+	default:
+		d.add("optional-property-removed", Warning, p, ctx, "removed (it was optional); callers reading it no longer get it")
+	}
+}
+
+func (d *schemaDiff) requiredChanged(p string, ctx defCtx, wasReq, isReq bool) {
+	switch {
+	case wasReq && !isReq:
+		if d.dir == Request {
+			d.add("property-became-optional", Info, p, ctx, "no longer required")
+		} else {
+			d.add("property-became-optional", Breaking, p, ctx, "no longer always returned; callers reading it may find it missing")
+		}
+	case !wasReq && isReq:
+		if d.dir == Request {
+			d.add("property-became-required", Breaking, p, ctx, "now required; requests without it are now rejected")
+		} else {
+			d.add("property-became-required", Info, p, ctx, "now always returned")
+		}
+	}
+}
+
+// queryParam compares one HTTP query parameter. On the wire a list
+// parameter is the key repeated (style form, explode), so ?status=a is a
+// list of one: a scalar that became a list of its type accepts every
+// request it accepted, and the reverse refuses requests repeating the key.
+func (d *schemaDiff) queryParam(p string, ctx defCtx, os, ns any) {
+	o, n := resolve(d.oldRoot, os).m, resolve(d.newRoot, ns).m
+	if o == nil || n == nil {
+		d.compare(p, ctx, os, ns)
+		return
+	}
+	ot, nt := typeSet(o), typeSet(n)
+	list := []string{"array"}
+	items := func(s map[string]any) any {
 		if v, ok := s["items"]; ok {
 			return v
 		}
 		return true
 	}
-	for i := range max(len(opi), len(npi)) {
-		var os, ns any
-		if i < len(opi) {
-			os = opi[i]
-		} else {
-			os = rest(o)
-		}
-		if i < len(npi) {
-			ns = npi[i]
-		} else {
-			ns = rest(n)
-		}
-		d.compare(ptr+"/prefixItems/"+strconv.Itoa(i), os, ns)
+	switch {
+	case isScalar(ot) && slices.Equal(nt, list):
+		d.addEffect("type", widened, p+"/type", ctx, "now accepts several values (the parameter repeated); one value is still accepted")
+		d.compare(p+"/items", ctx, os, items(n))
+	case slices.Equal(ot, list) && isScalar(nt):
+		d.addEffect("type", narrowed, p+"/type", ctx, "now accepts one value only (it accepted the parameter repeated)")
+		d.compare(p+"/items", ctx, items(o), ns)
+	default:
+		d.compare(p, ctx, os, ns)
+	}
+}
+
+func hasPrefix(s map[string]any) bool {
+	_, ok := s["prefixItems"].([]any)
+	return ok
+}
+
+func (d *schemaDiff) array(ptr string, ctx defCtx, o, n map[string]any) {
+	if hasPrefix(o) || hasPrefix(n) {
+		d.tuple(ptr, ctx, o, n)
+		return
 	}
 	_, oi := o["items"]
 	_, ni := n["items"]
 	if oi || ni {
-		d.compare(ptr+"/items", rest(o), rest(n))
+		d.compare(ptr+"/items", ctx, rest(o), rest(n))
 	}
 }
 
+// rest is the schema of the items after the prefix.
+func rest(s map[string]any) any {
+	if v, ok := s["items"]; ok {
+		return v
+	}
+	return true
+}
+
+// arity returns how many items a tuple schema admits: at least min, at
+// most max (-1: unbounded).
+func arity(s map[string]any) (lo, hi int) {
+	hi = -1
+	if v, ok := number(s["minItems"]); ok {
+		lo = int(v)
+	}
+	if v, ok := number(s["maxItems"]); ok {
+		hi = int(v)
+	}
+	if b, ok := s["items"].(bool); ok && !b {
+		pi, _ := s["prefixItems"].([]any)
+		if hi < 0 || hi > len(pi) {
+			hi = len(pi)
+		}
+	}
+	return lo, hi
+}
+
+// tuple compares positional items (realtime event arguments are tuples):
+// the positions both sides admit are compared item by item; positions
+// only one side admits change the arity, reported once.
+func (d *schemaDiff) tuple(ptr string, ctx defCtx, o, n map[string]any) {
+	opi, _ := o["prefixItems"].([]any)
+	npi, _ := n["prefixItems"].([]any)
+	oLo, oHi := arity(o)
+	nLo, nHi := arity(n)
+	reach := func(i, hi int) bool { return hi < 0 || i < hi }
+	elem := func(s map[string]any, pi []any, i int) any {
+		if i < len(pi) {
+			return pi[i]
+		}
+		return rest(s)
+	}
+	limit := max(len(opi), len(npi))
+	for i := range limit {
+		if reach(i, oHi) && reach(i, nHi) {
+			d.compare(ptr+"/prefixItems/"+strconv.Itoa(i), ctx, elem(o, opi, i), elem(n, npi, i))
+		}
+	}
+	if reach(limit, oHi) && reach(limit, nHi) {
+		_, oi := o["items"]
+		_, ni := n["items"]
+		if oi || ni {
+			d.compare(ptr+"/items", ctx, rest(o), rest(n))
+		}
+	}
+	if oLo == nLo && oHi == nHi {
+		return
+	}
+	inf := func(hi int) int {
+		if hi < 0 {
+			return math.MaxInt
+		}
+		return hi
+	}
+	sub := nLo >= oLo && inf(nHi) <= inf(oHi)
+	super := nLo <= oLo && inf(nHi) >= inf(oHi)
+	e := changed
+	switch {
+	case sub:
+		e = narrowed
+	case super:
+		e = widened
+	}
+	noun, kind := "item", "tuple-length"
+	if d.opts.unit == "args" && ptr == "" {
+		noun, kind = "argument", "arguments"
+	}
+	what := fmt.Sprintf("now %s (it was %s)", countRange(nLo, nHi, noun), countRange(oLo, oHi, noun))
+	// Name the positions only the new side has.
+	var added []string
+	for i := inf(oHi); i < inf(nHi) && i < len(npi); i++ {
+		opt := ""
+		if i >= nLo {
+			opt = "optional "
+		}
+		added = append(added, fmt.Sprintf("the %s%s %s is %s", opt, ordinal(i+1), noun, describe(d.newRoot, npi[i])))
+	}
+	if len(added) > 0 {
+		what += ": " + strings.Join(added, ", ")
+	}
+	if noun == "argument" && d.dir == Response && e != narrowed {
+		what += "; clients that validate frames against the old contract (stitchkit's clients do) reject events carrying it"
+	}
+	d.addEffect(kind, e, ptr+"/prefixItems", ctx, "%s", what)
+}
+
+func countRange(lo, hi int, noun string) string {
+	plural := func(n int) string {
+		if n == 1 {
+			return noun
+		}
+		return noun + "s"
+	}
+	switch {
+	case hi < 0:
+		return fmt.Sprintf("at least %d %s", lo, plural(lo))
+	case lo == hi:
+		return fmt.Sprintf("exactly %d %s", lo, plural(lo))
+	case hi == lo+1:
+		return fmt.Sprintf("%d or %d %s", lo, hi, plural(hi))
+	}
+	return fmt.Sprintf("%d to %d %s", lo, hi, plural(hi))
+}
+
+// describe names a schema for a message: its definition, null, its
+// discriminator, its values or its type.
+func describe(root, s any) string {
+	r := resolve(root, s)
+	m := r.m
+	switch {
+	case r.def != "":
+		return "#" + r.def
+	case m == nil:
+		return "absent"
+	case isNullSchema(m):
+		return "null"
+	}
+	if sig := discriminator(root, s); sig != "" {
+		return "the variant " + sig
+	}
+	if vs, ok := valueSet(m); ok {
+		return valuesOr(vs)
+	}
+	ts := typeSet(m)
+	if len(ts) == len(allTypes) {
+		return "any value"
+	}
+	if slices.Equal(ts, []string{"object"}) {
+		names := stringSet(m["required"])
+		if len(names) == 0 {
+			props, _ := m["properties"].(map[string]any)
+			for k := range props {
+				names = append(names, k)
+			}
+		}
+		graph.SortUTF16(names)
+		switch {
+		case len(names) == 0:
+		case len(names) > 3:
+			return "an object with " + strings.Join(names[:3], ", ") + ", …"
+		default:
+			return "an object with " + strings.Join(names, ", ")
+		}
+	}
+	words := make([]string, len(ts))
+	for i, t := range ts {
+		switch t {
+		case "array":
+			words[i] = "a list"
+		case "object", "integer":
+			words[i] = "an " + t
+		default:
+			words[i] = "a " + t
+		}
+	}
+	return strings.Join(words, " or ")
+}
+
 // discriminator returns a signature of a union branch: its properties fixed
-// by const (e.g. kind:"a"), so branches are matched by tag, not position.
+// by const (e.g. kind="a"), so branches are matched by tag, not position.
 func discriminator(root any, s any) string {
-	m, _ := resolve(root, s)
+	m := resolve(root, s).m
 	props, _ := m["properties"].(map[string]any)
 	var parts []string
 	for k, v := range props {
-		pm, _ := resolve(root, v)
+		pm := resolve(root, v).m
 		if vals, ok := valueSet(pm); ok && len(vals) == 1 {
 			parts = append(parts, k+"="+short(vals[0]))
 		}
@@ -908,7 +1238,7 @@ func discriminator(root any, s any) string {
 	return strings.Join(parts, ",")
 }
 
-func (d *schemaDiff) union(ptr string, o, n map[string]any, key string) {
+func (d *schemaDiff) union(ptr string, ctx defCtx, o, n map[string]any, key string) {
 	ob, oOK := o[key].([]any)
 	nb, nOK := n[key].([]any)
 	if !oOK && !nOK {
@@ -916,37 +1246,18 @@ func (d *schemaDiff) union(ptr string, o, n map[string]any, key string) {
 	}
 	p := ptr + "/" + key
 	if !oOK || !nOK {
-		// A union appeared or disappeared: compare the lone schema with
-		// each branch would guess; report it for a human instead.
-		d.add(kebab(key)+"-changed", Warning, p, "%s %s: review the change by hand", key, map[bool]string{true: "added", false: "removed"}[nOK])
+		// A union appeared or disappeared next to other keywords: comparing
+		// the lone schema with each branch would guess; report it for a
+		// human instead.
+		d.add(kebab(key)+"-changed", Warning, p, ctx, "a union (%s) was %s: review the change by hand", key, map[bool]string{true: "added", false: "removed"}[nOK])
 		return
 	}
-	d.branches(p, key, ob, nb)
-}
-
-// annotationKeys never change which values a schema accepts.
-var annotationKeys = map[string]bool{"title": true, "description": true, "examples": true, "$comment": true,
-	"$defs": true, "definitions": true, "$schema": true, "$id": true, "default": true}
-
-// pureUnion reports whether s is only a union under key (plus annotations).
-func pureUnion(s map[string]any, key string) bool {
-	for k := range s {
-		if k != key && !annotationKeys[k] {
-			return false
-		}
-	}
-	return true
-}
-
-func hasUnion(s map[string]any) bool {
-	_, a := s["anyOf"]
-	_, o := s["oneOf"]
-	return a || o
+	d.branches(p, ctx, key, ob, nb)
 }
 
 // branches matches union branches old → new and compares the pairs;
 // unmatched old branches narrow, unmatched new branches widen.
-func (d *schemaDiff) branches(p, key string, ob, nb []any) {
+func (d *schemaDiff) branches(p string, ctx defCtx, key string, ob, nb []any) {
 	oldUsed := make([]bool, len(ob))
 	newMatch := make([]int, len(nb))
 	for i := range newMatch {
@@ -994,39 +1305,50 @@ func (d *schemaDiff) branches(p, key string, ob, nb []any) {
 			oldUsed[lo[k]], newMatch[ln[k]] = true, lo[k]
 		}
 	}
+	req := d.dir == Request
 	for j, i := range newMatch {
 		bp := p + "/" + strconv.Itoa(j)
 		if i < 0 {
-			d.addEffect(kebab(key), widened, bp, "%s branch %d added", key, j)
+			if req {
+				d.addEffect(kebab(key), widened, bp, ctx, "now also accepts %s", describe(d.newRoot, nb[j]))
+			} else {
+				d.addEffect(kebab(key), widened, bp, ctx, "may now also be %s", describe(d.newRoot, nb[j]))
+			}
 			continue
 		}
-		d.compare(bp, ob[i], nb[j])
+		d.compare(bp, ctx, ob[i], nb[j])
 	}
 	for i, used := range oldUsed {
 		if !used {
-			d.addEffect(kebab(key), narrowed, p+"/"+strconv.Itoa(i), "%s branch %d removed", key, i)
+			if req {
+				d.addEffect(kebab(key), narrowed, p+"/"+strconv.Itoa(i), ctx, "no longer accepts %s", describe(d.oldRoot, ob[i]))
+			} else {
+				d.addEffect(kebab(key), narrowed, p+"/"+strconv.Itoa(i), ctx, "is never %s any more", describe(d.oldRoot, ob[i]))
+			}
 		}
 	}
 }
 
-func (d *schemaDiff) allOf(ptr string, o, n map[string]any) {
+// allOf compares the conjunction members that could not be folded into
+// one schema, by position.
+func (d *schemaDiff) allOf(ptr string, ctx defCtx, o, n map[string]any) {
 	ob, _ := o["allOf"].([]any)
 	nb, _ := n["allOf"].([]any)
 	for i := range max(len(ob), len(nb)) {
 		p := ptr + "/allOf/" + strconv.Itoa(i)
 		switch {
 		case i >= len(ob):
-			d.addEffect("all-of", narrowed, p, "allOf member %d added", i)
+			d.addEffect("all-of", narrowed, p, ctx, "must now also match %s", describe(d.newRoot, nb[i]))
 		case i >= len(nb):
-			d.addEffect("all-of", widened, p, "allOf member %d removed", i)
+			d.addEffect("all-of", widened, p, ctx, "no longer has to match %s", describe(d.oldRoot, ob[i]))
 		default:
-			d.compare(p, ob[i], nb[i])
+			d.compare(p, ctx, ob[i], nb[i])
 		}
 	}
 }
 
 // fallback reports every keyword compare does not model.
-func (d *schemaDiff) fallback(ptr string, o, n map[string]any) {
+func (d *schemaDiff) fallback(ptr string, ctx defCtx, o, n map[string]any) {
 	keys := map[string]bool{}
 	for k := range o {
 		keys[k] = true
@@ -1041,9 +1363,24 @@ func (d *schemaDiff) fallback(ptr string, o, n map[string]any) {
 		}
 	}
 	graph.SortUTF16(sorted)
+	_, _, oNot := excluded(o)
+	_, _, nNot := excluded(n)
 	for _, k := range sorted {
-		if !d.sameSchema(o[k], n[k]) {
-			d.add("schema-keyword-changed", Warning, ptr+"/"+escapePointer(k), "keyword %s changed from %s to %s: its effect is not classified, review it by hand", k, short(o[k]), short(n[k]))
+		if k == "not" && oNot && nNot {
+			continue // refused values: compared by exclusions
+		}
+		if d.sameSchema(o[k], n[k]) {
+			continue
+		}
+		ov, oHas := o[k]
+		nv, nHas := n[k]
+		switch {
+		case !oHas:
+			d.add("schema-keyword-changed", Warning, ptr+"/"+schematree.Escape(k), ctx, "keyword %s added (%s); its effect is not classified, review it by hand", k, short(nv))
+		case !nHas:
+			d.add("schema-keyword-changed", Warning, ptr+"/"+schematree.Escape(k), ctx, "keyword %s removed (it was %s); its effect is not classified, review it by hand", k, short(ov))
+		default:
+			d.add("schema-keyword-changed", Warning, ptr+"/"+schematree.Escape(k), ctx, "keyword %s changed from %s to %s; its effect is not classified, review it by hand", k, short(ov), short(nv))
 		}
 	}
 }
@@ -1059,56 +1396,81 @@ func (d *schemaDiff) sameSchema(a, b any) bool {
 	return jsonEqual(ea, eb)
 }
 
-// expand inlines local $refs up to a fixed depth (recursive schemas stop
-// expanding and compare by reference text).
-func expand(root, v any, depth int) (any, error) {
-	if depth > 256 {
-		return nil, fmt.Errorf("too deep")
+// maxExpandNodes bounds the schema nodes one expansion builds: a schema
+// whose definitions refer to one another twice over would otherwise
+// expand exponentially.
+const maxExpandNodes = 20000
+
+// expand inlines local $refs (a reference to a definition already being
+// expanded stays a reference, so recursive schemas compare by reference
+// text). Only schema positions are expanded; data (const, enum, default)
+// is kept as written. It fails past maxExpandNodes.
+func expand(root, v any, _ int) (any, error) {
+	budget := maxExpandNodes
+	return expandBudget(root, v, map[string]bool{}, &budget)
+}
+
+func expandBudget(root, v any, active map[string]bool, budget *int) (any, error) {
+	if *budget--; *budget < 0 {
+		return nil, fmt.Errorf("schema too large to expand")
 	}
-	switch x := v.(type) {
-	case map[string]any:
-		if ref, ok := x["$ref"].(string); ok {
-			if t := lookupPointer(root, ref); t != nil {
-				merged := map[string]any{}
-				if tm, ok := t.(map[string]any); ok {
-					for k, v := range tm {
-						merged[k] = v
-					}
-				} else {
-					return expand(root, t, depth+1)
-				}
-				for k, v := range x {
-					if k != "$ref" {
-						merged[k] = v
-					}
-				}
-				return expand(root, merged, depth+1)
-			}
-		}
-		out := make(map[string]any, len(x))
-		for k, v := range x {
-			if k == "$defs" || k == "definitions" {
-				continue
-			}
-			e, err := expand(root, v, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[k] = e
-		}
-		return out, nil
-	case []any:
-		out := make([]any, len(x))
-		for i, v := range x {
-			e, err := expand(root, v, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = e
-		}
-		return out, nil
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v, nil
 	}
-	return v, nil
+	if ref, ok := schematree.Ref(m); ok && !active[ref] {
+		if t, found := schematree.Resolve(root, ref); found {
+			active[ref] = true
+			defer delete(active, ref)
+			tm, isMap := t.(map[string]any)
+			if !isMap {
+				return expandBudget(root, t, active, budget)
+			}
+			merged := clone(tm)
+			for k, v := range m {
+				if k != "$ref" {
+					merged[k] = v
+				}
+			}
+			return expandBudget(root, merged, active, budget)
+		}
+	}
+	out := shallowSchemaCopy(m)
+	delete(out, "$defs")
+	delete(out, "definitions")
+	var err error
+	schematree.MapChildren(out, func(c schematree.Child) any {
+		if err != nil {
+			return c.Schema
+		}
+		e, cerr := expandBudget(root, c.Schema, active, budget)
+		if cerr != nil {
+			err = cerr
+		}
+		return e
+	})
+	return out, err
+}
+
+// shallowSchemaCopy copies a schema object and the containers of its
+// sub-schemas (so schematree.MapChildren may replace them), sharing
+// everything else.
+func shallowSchemaCopy(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		switch x := v.(type) {
+		case map[string]any:
+			if schematree.KeywordKind(k) == schematree.Map {
+				v = clone(x)
+			}
+		case []any:
+			if schematree.KeywordKind(k) != schematree.Data {
+				v = slices.Clone(x)
+			}
+		}
+		out[k] = v
+	}
+	return out
 }
 
 func jsonEqual(a, b any) bool {
@@ -1123,7 +1485,7 @@ func jsonEqual(a, b any) bool {
 // short renders a JSON value for a message, truncated.
 func short(v any) string {
 	if v == nil {
-		return "(none)"
+		return "null"
 	}
 	b, err := graph.Canonical(v)
 	if err != nil {

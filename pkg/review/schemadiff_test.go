@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestSchemaDiff pins the direction rule on small schema pairs: each case
@@ -76,18 +77,94 @@ func TestSchemaDiff(t *testing.T) {
 			`{"oneOf":[{"type":"object","properties":{"kind":{"const":"b"}}}]}`,
 			[]string{"breaking request-one-of-narrowed /oneOf/0"}},
 		{"oneOf branch added in response", Response,
+			`{"oneOf":[{"type":"object","properties":{"a":{"type":"string"}}}]}`,
+			`{"oneOf":[{"type":"object","properties":{"a":{"type":"string"}}},{"type":"object","properties":{"b":{"type":"integer"}}}]}`,
+			[]string{"breaking response-one-of-widened /oneOf/1"}},
+		{"a union of bare types is a type list", Response,
 			`{"oneOf":[{"type":"string"}]}`,
 			`{"oneOf":[{"type":"string"},{"type":"integer"}]}`,
-			[]string{"breaking response-one-of-widened /oneOf/1"}},
+			[]string{"breaking response-type-widened /type"}},
 		{"description only", Response, `{"type":"string","description":"a"}`, `{"type":"string","description":"b"}`, []string{"info response-description-changed /description"}},
 		{"const changed", Request, `{"const":"a"}`, `{"const":"b"}`, []string{"breaking request-const-changed /const"}},
 		{"format added", Request, `{"type":"string"}`, `{"type":"string","format":"email"}`, []string{"breaking request-format-narrowed /format"}},
 		{"multipleOf", Request, `{"type":"number","multipleOf":2}`, `{"type":"number","multipleOf":4}`, []string{"breaking request-multiple-of-narrowed /multipleOf"}},
+		// $ref + siblings is a conjunction (2020-12): both apply.
+		{"ref gains a sibling pattern: response narrows", Response,
+			`{"$defs":{"ID":{"type":"string","pattern":"^[a-z_0-9]+$"}},"type":"object","properties":{"id":{"$ref":"#/$defs/ID"}}}`,
+			`{"$defs":{"ID":{"type":"string","pattern":"^[a-z_0-9]+$"}},"type":"object","properties":{"id":{"$ref":"#/$defs/ID","pattern":"^pay_[a-z0-9]+$"}}}`,
+			[]string{"info response-pattern-narrowed /properties/id/pattern"}},
+		{"ref gains a sibling pattern: request narrows", Request,
+			`{"$defs":{"ID":{"type":"string","pattern":"^[a-z_0-9]+$"}},"$ref":"#/$defs/ID"}`,
+			`{"$defs":{"ID":{"type":"string","pattern":"^[a-z_0-9]+$"}},"$ref":"#/$defs/ID","pattern":"^pay_"}`,
+			[]string{"breaking request-pattern-narrowed /pattern"}},
+		{"sibling implied by the ref is no change", Request,
+			`{"$defs":{"ID":{"type":"string","maxLength":10}},"$ref":"#/$defs/ID"}`,
+			`{"$defs":{"ID":{"type":"string","maxLength":10}},"$ref":"#/$defs/ID","type":"string","maxLength":20}`, nil},
+		{"allOf members fold into one schema", Request,
+			`{"allOf":[{"type":"integer"},{"minimum":1}]}`, `{"type":"integer","minimum":1}`, nil},
+		// Enum values are judged against the other side's constraints.
+		{"pattern replaced by an enum whose values all match", Request,
+			`{"type":"string","pattern":"^[A-Z]{3}$"}`, `{"enum":["EUR","USD"]}`,
+			[]string{"breaking request-enum-narrowed /enum"}},
+		{"pattern replaced by an enum whose values all match (response)", Response,
+			`{"type":"string","pattern":"^[A-Z]{3}$"}`, `{"enum":["EUR","USD"]}`,
+			[]string{"info response-enum-narrowed /enum"}},
+		{"pattern replaced by an enum with a value it refused", Response,
+			`{"type":"string","pattern":"^[A-Z]{3}$"}`, `{"enum":["EUR","usd"]}`,
+			[]string{"breaking response-enum-changed /enum"}},
+		{"enum replaced by the pattern all its values match", Request,
+			`{"enum":["EUR","USD"]}`, `{"type":"string","pattern":"^[A-Z]{3}$"}`,
+			[]string{"info request-enum-widened /enum"}},
+		{"keywords that cannot change an enum's set", Request,
+			`{"type":"string","enum":["a","bb"]}`, `{"type":"string","enum":["a","bb"],"maxLength":5,"pattern":"^[ab]+$"}`, nil},
+		{"a bound that drops an enum value", Request,
+			`{"enum":["a","bbb"]}`, `{"enum":["a","bbb"],"maxLength":2}`,
+			[]string{"breaking request-enum-narrowed /enum"}},
+		{"boolean became a const", Response, `{"type":"boolean"}`, `{"const":true}`,
+			[]string{"info response-const-narrowed /const"}},
+		// Null, lists and numbers in a client's words.
+		{"nullable via a union", Response, `{"type":"string"}`, `{"anyOf":[{"type":"string"},{"type":"null"}]}`,
+			[]string{"breaking response-type-widened /type"}},
+		{"nullable via type list", Request, `{"type":"string"}`, `{"type":["null","string"]}`,
+			[]string{"info request-type-widened /type"}},
+		{"nullable enum", Response, `{"enum":["a","b"]}`, `{"anyOf":[{"enum":["a","b"]},{"type":"null"}]}`,
+			[]string{"breaking response-enum-widened /enum"}},
+		{"scalar became a list (body)", Request, `{"enum":["a","b"]}`, `{"type":"array","items":{"enum":["a","b"]}}`,
+			[]string{"breaking request-type-changed /type"}},
+		// Defaults.
+		{"request default changed", Request, `{"type":"boolean","default":true}`, `{"type":"boolean","default":false}`,
+			[]string{"breaking request-default-changed /default"}},
+		{"request default added", Request, `{"type":"integer"}`, `{"type":"integer","default":20}`,
+			[]string{"warning request-default-added /default"}},
+		{"request default removed", Request, `{"type":"integer","default":20}`, `{"type":"integer"}`,
+			[]string{"warning request-default-removed /default"}},
+		{"response default changed", Response, `{"type":"integer","default":1}`, `{"type":"integer","default":2}`,
+			[]string{"info response-default-changed /default"}},
+		{"bounds kept next to a default", Request, `{"type":"integer","minimum":1,"maximum":100,"default":20}`, `{"type":"integer","minimum":1,"maximum":50,"default":20}`,
+			[]string{"breaking request-maximum-narrowed /maximum"}},
+		// Tuples: positions and arity.
+		{"tuple: optional item appended (request)", Request,
+			`{"type":"array","prefixItems":[{"type":"string"}],"minItems":1,"maxItems":1}`,
+			`{"type":"array","prefixItems":[{"type":"string"},{"type":"object"}],"minItems":1,"maxItems":2}`,
+			[]string{"info request-tuple-length-widened /prefixItems"}},
+		{"tuple: required item appended (response)", Response,
+			`{"type":"array","prefixItems":[{"type":"string"}],"minItems":1,"maxItems":1}`,
+			`{"type":"array","prefixItems":[{"type":"string"},{"type":"object"}],"minItems":2,"maxItems":2}`,
+			[]string{"breaking response-tuple-length-changed /prefixItems"}},
+		// != v is a refused value.
+		{"value refused", Request, `{"type":"integer","minimum":1}`, `{"type":"integer","minimum":1,"not":{"const":5}}`,
+			[]string{"breaking request-enum-narrowed /not"}},
+		{"value refused that was never accepted", Request, `{"type":"integer","minimum":1}`, `{"type":"integer","minimum":1,"not":{"const":0}}`, nil},
+		{"refusal lifted in a response", Response, `{"type":"string","not":{"const":""}}`, `{"type":"string"}`,
+			[]string{"breaking response-enum-widened /not"}},
+		{"float became number (response)", Response, `{"type":"number","not":{"type":"integer"}}`, `{"type":"number"}`,
+			[]string{"breaking response-type-widened /not"}},
+		{"number written as float | int", Request, `{"type":"number"}`, `{"anyOf":[{"type":"number","not":{"type":"integer"}},{"type":"integer"}]}`, nil},
 		{"unknown keyword", Request, `{"type":"object","propertyNames":{"maxLength":3}}`, `{"type":"object","propertyNames":{"maxLength":4}}`, []string{"warning request-schema-keyword-changed /propertyNames"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			fs, err := diffSchemas(c.dir, json.RawMessage(c.old), json.RawMessage(c.new))
+			fs, err := diffSchemas(c.dir, json.RawMessage(c.old), json.RawMessage(c.new), diffOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,5 +176,65 @@ func TestSchemaDiff(t *testing.T) {
 				t.Errorf("got\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(c.want, "\n  "))
 			}
 		})
+	}
+}
+
+// TestPatternsSubset pins regular-language inclusion on patterns as JSON
+// Schema reads them (unanchored unless anchored).
+func TestPatternsSubset(t *testing.T) {
+	for _, c := range []struct {
+		sub, sup []string
+		subset   bool
+		known    bool
+	}{
+		{[]string{"^pay_[a-z0-9]+$"}, []string{"^pay_[A-Za-z0-9]+$"}, true, true},
+		{[]string{"^pay_[A-Za-z0-9]+$"}, []string{"^pay_[a-z0-9]+$"}, false, true},
+		{[]string{"^pay_[a-z0-9]{8,}$"}, []string{"^pay_[a-z0-9]+$"}, true, true},
+		{[]string{"^t_[a-z0-9]+$"}, []string{"^task_[a-z0-9]+$"}, false, true},
+		{[]string{"^[A-Z]{3}$"}, []string{"[A-Z]"}, true, true},    // unanchored: anywhere
+		{[]string{"abc"}, []string{"^abc$"}, false, true},          // "xabc" matches the first only
+		{[]string{"^a", "b$"}, []string{"(?s)^a.*b$"}, true, true}, // a conjunction of patterns
+		{[]string{"^a", "b$"}, []string{"^a.*b$"}, false, true},    // "a\nb": "." does not match "\n"
+		{[]string{"^a.*b$"}, []string{"^a", "b$"}, true, true},
+		{nil, []string{"^.*$"}, false, true}, // "." does not match "\n"
+		{nil, []string{"(?s)^.*$"}, true, true},
+		{[]string{`\bword\b`}, []string{"word"}, false, false}, // word boundaries are not modelled
+		{[]string{"(?i)abc"}, []string{"abc"}, false, false},   // nor case folding
+		{[]string{"^[^@\\s]+@[^@\\s]+$"}, []string{"@"}, true, true},
+	} {
+		got, known := patternsSubset(c.sub, c.sup)
+		if got != c.subset || known != c.known {
+			t.Errorf("%q ⊆ %q = %v (known %v); want %v (known %v)", c.sub, c.sup, got, known, c.subset, c.known)
+		}
+	}
+}
+
+// TestDiffIsBounded: definitions referring to one another twice over make
+// a tree of exponential size; expansion and comparison stay bounded (this
+// took forever before expand kept a stack of the references it follows).
+func TestDiffIsBounded(t *testing.T) {
+	old := `{"$defs":{"A":{"anyOf":[{"$ref":"#/$defs/A"},{"$ref":"#/$defs/A"}]}},"anyOf":[{"$ref":"#/$defs/A"},{"type":"string"}]}`
+	new := `{"$defs":{"A":{"anyOf":[{"$ref":"#/$defs/A"},{"$ref":"#/$defs/A"}]}},"anyOf":[{"$ref":"#/$defs/A"},{"type":"integer"}]}`
+	var chain strings.Builder // D0 → D1 twice → … → D40
+	chain.WriteString(`{"$ref":"#/$defs/D0","$defs":{`)
+	for i := range 40 {
+		fmt.Fprintf(&chain, `"D%d":{"type":"object","properties":{"a":{"$ref":"#/$defs/D%d"},"b":{"$ref":"#/$defs/D%d"}}},`, i, i+1, i+1)
+	}
+	chain.WriteString(`"D40":{"type":"string"}}}`)
+	dag := chain.String()
+	done := make(chan struct{})
+	var fs []schemaFinding
+	go func() {
+		defer close(done)
+		_, _ = diffSchemas(Request, json.RawMessage(old), json.RawMessage(new), diffOptions{})
+		fs, _ = diffSchemas(Request, json.RawMessage(dag), json.RawMessage(strings.Replace(dag, `"D40":{"type":"string"}`, `"D40":{"type":"integer"}`, 1)), diffOptions{})
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("diffSchemas did not return: unbounded")
+	}
+	if len(fs) == 0 {
+		t.Error("a changed leaf under an exponential DAG produced no finding")
 	}
 }

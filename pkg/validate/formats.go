@@ -1,11 +1,15 @@
 package validate
 
 import (
-	"math/big"
 	"time"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
+
+// format is one format assertion: Validate gets every instance value the
+// schema applies to and returns nil for values it does not constrain.
+type format struct {
+	Name     string
+	Validate func(v any) error
+}
 
 // formats are the format assertions the translator may emit, each with the
 // meaning CUE gives the constraint it came from (see cue.go). Time formats
@@ -13,17 +17,15 @@ import (
 // formats do. CUE's time.Time is time.ParseInLocation(time.RFC3339Nano),
 // which is not exactly RFC 3339 §5.6 (Go refuses a leap second, for one):
 // asserting with the same parser makes the validator agree with CUE by
-// construction.
-var formats = []*jsonschema.Format{
+// construction. A format not listed here (nor go-time:LAYOUT) makes
+// Compile refuse the schema.
+var formats = []*format{
 	timeFormat("date-time", time.RFC3339Nano),
 	timeFormat("date", time.DateOnly),
-	rangeFormat("int64", int64Min, int64Max),
-	rangeFormat("uint64", nil, uint64Max),
-	rangeFormat("int128", int128Min, int128Max),
-	rangeFormat("uint128", nil, uint128Max),
-	rangeFormat("double", new(big.Rat).Neg(doubleMax), doubleMax),
-	rangeFormat("float", new(big.Rat).Neg(floatMax), floatMax),
+	rangeFormat("int64", "-9223372036854775808", "9223372036854775807"),
+	rangeFormat("uint64", "0", "18446744073709551615"),
+	rangeFormat("int128", "-170141183460469231731687303715884105728", "170141183460469231731687303715884105727"),
+	rangeFormat("uint128", "0", "340282366920938463463374607431768211455"),
+	rangeFormat("double", "-1.797693134862315708145274237317043567981e+308", "1.797693134862315708145274237317043567981e+308"),
+	rangeFormat("float", "-3.40282346638528859811704183484516925440e+38", "3.40282346638528859811704183484516925440e+38"),
 }
-
-// vocabulary holds the keywords rewrite introduces (see cue.go).
-var vocabulary = cueVocabulary()

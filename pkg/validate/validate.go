@@ -14,13 +14,17 @@
 //		errors.As(err, &verr)                 // verr.Issues: path, keyword, message
 //	}
 //
-// The engine is santhosh-tekuri/jsonschema/v6: it reads patterns with Go's
-// regexp (CUE's own engine, so a pattern means what it means in CUE),
-// compares json.Number values exactly (big.Rat, never float64), and lets a
-// vocabulary add the keywords that carry CUE's meaning where JSON Schema's
-// differs (integer literals, uniqueness by kind; see cue.go). An engine
-// without those three would need its own number and regexp handling to
-// agree with CUE.
+// The engine is this package's own (internal/engine), chosen by benchmark
+// over santhosh-tekuri/jsonschema/v6, google/jsonschema-go and
+// kaptinlin/jsonschema on the schemas the compiler emits (bench/validators):
+// a document is compiled once into nodes specialised per keyword, an
+// accepted value costs no allocation, numbers are compared exactly on their
+// decimal text, patterns are Go's regexp (CUE's own engine, so a pattern
+// means what it means in CUE), and CUE's readings where JSON Schema's
+// differs (integer literals, uniqueness by kind, formats; see cue.go) are
+// options of the engine rather than extra keywords. It is checked against
+// santhosh-tekuri on the official test suite, the golden schemas and a
+// fuzz target (internal/engine/*_test.go).
 //
 // Values are the decoded form [DecodeJSON] produces: map[string]any,
 // []any, string, bool, nil and json.Number (numbers keep their exact text,
@@ -29,26 +33,18 @@ package validate
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
-
 	"stitchkit.dev/stitchkit/pkg/graph"
+	"stitchkit.dev/stitchkit/pkg/validate/internal/engine"
 )
 
 // Validator is one compiled JSON Schema. It is safe for concurrent use.
 type Validator struct {
 	digest graph.Digest
-	schema *jsonschema.Schema
-	// hasDefaults is computed once at compile time, so ApplyDefaults on a
-	// schema without defaults does not walk anything.
-	hasDefaults bool
+	schema *engine.Schema
 }
 
 // Digest returns the digest of the schema v was compiled from (empty when
@@ -77,7 +73,8 @@ func (i Issue) String() string {
 }
 
 // Error is returned by [Validator.Validate] when a value does not match its
-// schema. Issues are in a stable order (instance path, then keyword).
+// schema. Issues are in a stable order (instance path, then keyword, then
+// message).
 type Error struct {
 	Issues []Issue
 }
@@ -96,102 +93,58 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Compile compiles one canonical JSON Schema 2020-12 document.
+// Compile compiles one canonical JSON Schema 2020-12 document. A keyword
+// or format the validator does not implement is an error: no constraint
+// is ever ignored.
 func Compile(schema []byte) (*Validator, error) {
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(schema)))
+	doc, err := DecodeJSON(schema, &DecodeOptions{MaxDepth: 10000})
 	if err != nil {
 		return nil, fmt.Errorf("validate: schema is not JSON: %w", err)
 	}
-	c := newCompiler()
-	goTimeFormats(doc, c, map[string]bool{})
-	const url = "stitchkit:///schema.json"
-	if err := c.AddResource(url, rewrite(doc)); err != nil {
-		return nil, fmt.Errorf("validate: %w", err)
-	}
-	s, err := c.Compile(url)
+	s, err := engine.Compile(doc, &cueReading)
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}
-	return &Validator{schema: s, hasDefaults: reachesDefault(s, map[*jsonschema.Schema]bool{})}, nil
-}
-
-func newCompiler() *jsonschema.Compiler {
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	// Formats are assertions with CUE's meaning (formats.go), never
-	// annotations: a schema that says date-time refuses what CUE refuses.
-	c.AssertFormat()
-	for _, f := range formats {
-		c.RegisterFormat(f)
-	}
-	c.AssertVocabs()
-	c.RegisterVocabulary(vocabulary)
-	return c
+	return &Validator{schema: s}, nil
 }
 
 // Validate reports whether value (as decoded by [DecodeJSON]) matches the
-// schema. A mismatch is an *[Error].
+// schema. A mismatch is an *[Error]. An accepted value costs no
+// allocation.
 func (v *Validator) Validate(value any) error {
-	err := v.schema.Validate(value)
-	if err == nil {
+	if v.schema.Valid(value) {
 		return nil
 	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return &Error{Issues: []Issue{{Keyword: "", Message: err.Error()}}}
-	}
-	var issues []Issue
-	collect(ve, &issues)
-	return &Error{Issues: sortIssues(issues)}
+	return issuesError(v.schema.Validate(value))
 }
 
-var printer = message.NewPrinter(language.English)
-
-// collect flattens the error tree to its leaves: the causes a client can act
-// on. A oneOf/anyOf failure keeps its own summary rather than every arm's
-// causes, which would be noise.
-func collect(e *jsonschema.ValidationError, out *[]Issue) {
-	switch e.ErrorKind.(type) {
-	case *kind.AnyOf, *kind.OneOf:
-		*out = append(*out, leaf(e))
-		return
+// ValidateJSON decodes data as [DecodeJSON] does and validates the value:
+// the error is a *[DecodeError] for bytes that are not one acceptable JSON
+// value, an *[Error] for a value the schema refuses. It is for callers
+// that need the verdict, not the value (a handler's output): an accepted
+// value is judged on the bytes, without building it and without
+// allocating, wherever the schema allows (see the engine's ValidJSON); a
+// refused one is decoded and validated to say why.
+func (v *Validator) ValidateJSON(data []byte, opts *DecodeOptions) error {
+	if v.schema.ValidJSON(data, maxDepth(opts)) {
+		return nil
 	}
-	if len(e.Causes) == 0 {
-		if _, ok := e.ErrorKind.(*kind.Schema); ok {
-			return
-		}
-		*out = append(*out, leaf(e))
-		return
+	val, err := DecodeJSON(data, opts)
+	if err != nil {
+		return err
 	}
-	for _, c := range e.Causes {
-		collect(c, out)
-	}
+	return v.Validate(val)
 }
 
-func leaf(e *jsonschema.ValidationError) Issue {
-	kw := ""
-	if p := e.ErrorKind.KeywordPath(); len(p) > 0 {
-		kw = p[len(p)-1]
-		if len(p) > 1 && (p[0] == "format" || p[0] == "required" || p[0] == "additionalProperties") {
-			kw = p[0]
-		}
+func issuesError(is []engine.Issue) error {
+	if is == nil {
+		return nil
 	}
-	return Issue{
-		Path:    pointer(e.InstanceLocation),
-		Keyword: kw,
-		Message: e.ErrorKind.LocalizedString(printer),
+	out := make([]Issue, len(is))
+	for i, x := range is {
+		out[i] = Issue(x)
 	}
-}
-
-// pointer encodes an instance location as a JSON Pointer.
-func pointer(toks []string) string {
-	var b strings.Builder
-	for _, t := range toks {
-		b.WriteByte('/')
-		t = strings.ReplaceAll(t, "~", "~0")
-		b.WriteString(strings.ReplaceAll(t, "/", "~1"))
-	}
-	return b.String()
+	return &Error{Issues: out}
 }
 
 // Set holds one validator per schema digest of a graph, compiled once.

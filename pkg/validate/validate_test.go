@@ -1,10 +1,14 @@
 package validate
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 )
 
 func mustCompile(t *testing.T, schema string) *Validator {
@@ -102,11 +106,44 @@ func TestCacheConcurrent(t *testing.T) {
 	wg.Wait()
 }
 
+// FuzzDecodeJSON compares DecodeJSON with encoding/json: on valid JSON
+// both build the same value (json.Number numbers), unless DecodeJSON
+// refuses for one of its own rules (nesting, a repeated key, invalid
+// UTF-8); what encoding/json refuses, DecodeJSON refuses too.
 func FuzzDecodeJSON(f *testing.F) {
-	for _, s := range []string{`{"a":[1,{"b":"c"}]}`, `[[[[]]]]`, `{"a":1,"a":2}`, `"\u00e9"`} {
+	for _, s := range []string{`{"a":[1,{"b":"c"}]}`, `[[[[]]]]`, `{"a":1,"a":2}`, `"\u00e9"`, `"\ud83d\ude00 \ud800x"`,
+		`-0.5e+10`, `{"k":[true,false,null,"\n\t\/"]}`, ` 1 `, `01`, `[1,]`, `{"a" 1}`, "\"\x01\"", `1e400`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, _ = DecodeJSON(b, &DecodeOptions{MaxDepth: 8})
+		got, err := DecodeJSON(b, &DecodeOptions{MaxDepth: 8})
+		valid := json.Valid(b)
+		if err != nil {
+			var de *DecodeError
+			if !errors.As(err, &de) {
+				t.Fatalf("%q: error %T %v", b, err, err)
+			}
+			if de.Offset < 0 || de.Offset > int64(len(b)) {
+				t.Fatalf("%q: offset %d out of range", b, de.Offset)
+			}
+			ownRule := de.TooDeep || strings.Contains(de.Reason, "appears twice") || de.Reason == "invalid UTF-8" && !utf8.Valid(b) ||
+				strings.HasPrefix(de.Reason, "number exponent beyond")
+			if valid && !ownRule {
+				t.Fatalf("%q: encoding/json accepts, DecodeJSON refuses: %v", b, err)
+			}
+			return
+		}
+		if !valid {
+			t.Fatalf("%q: DecodeJSON accepts what encoding/json refuses", b)
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.UseNumber()
+		var want any
+		if err := dec.Decode(&want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: DecodeJSON %#v, encoding/json %#v", b, got, want)
+		}
 	})
 }

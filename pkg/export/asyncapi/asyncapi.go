@@ -15,15 +15,18 @@
 //     address "<prefix>/<contract>" ("/realtime/board" by default, the route
 //     `stitch serve` uses). A contract without events keeps its channel,
 //     with an empty message map.
+//
 //   - One message per event and direction, keyed "<direction>.<event>"
 //     (e.g. "serverToClient.taskChanged"); its payload is the event's
 //     argument tuple schema. An event with an ack adds a message keyed
 //     "<direction>.<event>.ack" whose payload is the ack schema. The dot
 //     cannot occur in a contract or event name, so keys never collide.
+//
 //   - One operation per event, keyed "<contract>.<direction>.<event>":
 //     serverToClient events are "send" (the server sends), clientToServer
 //     events are "receive". An ack is the operation's reply: its own
 //     message, on the same channel, travelling the other way.
+//
 //   - Payloads are JSON Schema 2020-12, exactly as in the graph. AsyncAPI's
 //     default schema format is a draft-07 superset, which cannot express
 //     2020-12 keywords such as prefixItems, so every payload is a Multi
@@ -35,6 +38,12 @@
 //     the OpenAPI exporter: "Task", or "<label>_Task" when two different
 //     definitions share the name, label being
 //     "<contract>_<direction>_<event>_args" (or "_ack").
+//
+//   - The document's "x-stitchkit-subprotocol" names the WebSocket
+//     subprotocol a client offers ([Subprotocol]); the frames that carry
+//     the payloads are described in docs/realtime-protocol.md (a message's
+//     payload is the "args" of an event frame, an ack message's payload
+//     the "ack" of an ack frame).
 //
 // The bytes are deterministic: canonical JSON (keys in UTF-16 code-unit
 // order) indented with two spaces and ending in a newline.
@@ -55,6 +64,10 @@ const Version = "3.0.0"
 // SchemaFormat is the schemaFormat of every payload and component schema:
 // JSON Schema 2020-12, the dialect the graph holds.
 const SchemaFormat = "application/schema+json;version=2020-12"
+
+// Subprotocol is the WebSocket subprotocol of the realtime wire protocol
+// (package realtime's Subprotocol; a test holds the two together).
+const Subprotocol = "stitchkit.realtime.v1"
 
 // DefaultPrefix is the path realtime contracts are served under when
 // [Options.Prefix] is empty.
@@ -199,11 +212,12 @@ func build(g *graph.Graph, opts *Options) (map[string]any, error) {
 		info["description"] = g.Info.Description
 	}
 	doc := map[string]any{
-		"asyncapi":           Version,
-		"info":               info,
-		"defaultContentType": "application/json",
-		"channels":           channels,
-		"operations":         operations,
+		"asyncapi":                Version,
+		"info":                    info,
+		"defaultContentType":      "application/json",
+		"x-stitchkit-subprotocol": Subprotocol,
+		"channels":                channels,
+		"operations":              operations,
 	}
 	if len(opts.Servers) > 0 {
 		servers := map[string]any{}

@@ -50,10 +50,27 @@
 //     3.1 dialect) without any loss. Their "$defs" are hoisted into
 //     components.schemas: a definition keeps its name ("Task") unless two
 //     different definitions share it, in which case each variant is named
-//     after the first schema declaring it ("tasks_get_output_Task").
+//     after the first schema declaring it ("tasks_get_output_Task"). A
+//     schema that is a named definition (`#output: #Task`, which the graph
+//     holds inlined) is a "$ref" to the definition's component, so code
+//     generators make one Task type. (A definition used only that way,
+//     never through a reference, has no name in the graph and stays
+//     inline.)
+//   - Every enum and const states its "type" (the values imply it), which
+//     code generators need to type them.
+//   - The contract's examples are OpenAPI examples ("example1", …): the
+//     input of each on the request body, the output on the 200 response,
+//     params and query values on their parameters.
+//   - "servers" lists [Options.Servers], or one server at "/" (the URL
+//     OpenAPI assumes when none is given); each tag (service) has a
+//     description; [Options.License] and [Options.Contact] fill info. With
+//     a license the document passes Redocly's recommended ruleset
+//     (TestRedoclyRecommended runs it).
 package openapi
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -78,13 +95,33 @@ type Options struct {
 	// mount and the manifest use.
 	Prefix string
 	// Servers are listed in the document's "servers" array, in order.
+	// None means one server at "/", the URL OpenAPI assumes when servers
+	// are absent, stated so that linters and generators see it.
 	Servers []Server
+	// License is the API's license (info.license); nil leaves it out.
+	License *License
+	// Contact is who to ask about the API (info.contact); nil leaves it
+	// out.
+	Contact *Contact
 }
 
 // Server is one entry of the document's "servers" array.
 type Server struct {
 	URL         string
 	Description string
+}
+
+// License is the document's info.license: a name, and an SPDX identifier
+// or a URL (OpenAPI 3.1 allows one of the two).
+type License struct {
+	Name       string
+	Identifier string
+	URL        string
+}
+
+// Contact is the document's info.contact.
+type Contact struct {
+	Name, URL, Email string
 }
 
 // Generate returns the OpenAPI 3.1.0 JSON document of g's HTTP projection.
@@ -191,22 +228,50 @@ func build(g *graph.Graph, opts *Options) (map[string]any, error) {
 	if g.Info.Description != "" {
 		info["description"] = g.Info.Description
 	}
+	if l := opts.License; l != nil {
+		lic := map[string]any{"name": l.Name}
+		switch {
+		case l.Identifier != "" && l.URL != "":
+			return nil, fmt.Errorf("openapi: license %q: give an SPDX identifier or a URL, not both (OpenAPI 3.1 info.license)", l.Name)
+		case l.Identifier != "":
+			lic["identifier"] = l.Identifier
+		case l.URL != "":
+			lic["url"] = l.URL
+		}
+		if l.Name == "" {
+			return nil, fmt.Errorf("openapi: a license needs a name")
+		}
+		info["license"] = lic
+	}
+	if c := opts.Contact; c != nil {
+		contact := map[string]any{}
+		for k, v := range map[string]string{"name": c.Name, "url": c.URL, "email": c.Email} {
+			if v != "" {
+				contact[k] = v
+			}
+		}
+		info["contact"] = contact
+	}
 	doc := map[string]any{
 		"openapi": Version,
 		"info":    info,
 		"paths":   paths,
 	}
+	servers := []any{map[string]any{"url": "/"}}
 	if len(opts.Servers) > 0 {
-		var servers []any
+		servers = nil
 		for _, s := range opts.Servers {
+			if s.URL == "" {
+				return nil, fmt.Errorf("openapi: a server needs a URL")
+			}
 			srv := map[string]any{"url": s.URL}
 			if s.Description != "" {
 				srv["description"] = s.Description
 			}
 			servers = append(servers, srv)
 		}
-		doc["servers"] = servers
 	}
+	doc["servers"] = servers
 	if len(tags) > 0 {
 		names := make([]string, 0, len(tags))
 		for t := range tags {
@@ -215,7 +280,7 @@ func build(g *graph.Graph, opts *Options) (map[string]any, error) {
 		graph.SortUTF16(names)
 		var list []any
 		for _, n := range names {
-			list = append(list, map[string]any{"name": n})
+			list = append(list, map[string]any{"name": n, "description": tagDescription(g, n)})
 		}
 		doc["tags"] = list
 	}
@@ -241,6 +306,10 @@ func build(g *graph.Graph, opts *Options) (map[string]any, error) {
 }
 
 func operation(g *graph.Graph, op *graph.Operation, path string, s opSchemas) (map[string]any, error) {
+	ex, err := opExamples(op)
+	if err != nil {
+		return nil, err
+	}
 	o := map[string]any{
 		"tags":              []any{op.Service},
 		"x-stitchkit-scope": op.Scope,
@@ -283,9 +352,13 @@ func operation(g *graph.Graph, op *graph.Operation, path string, s opSchemas) (m
 			if n == wildcard {
 				pname = n + "..."
 			}
-			params = append(params, map[string]any{
+			pp := map[string]any{
 				"name": pname, "in": "path", "required": true, "schema": schema,
-			})
+			}
+			if e := paramExamples(ex["params"], n); e != nil {
+				pp["examples"] = e
+			}
+			params = append(params, pp)
 		}
 		if wildcard != "" {
 			o["x-stitchkit-trailing-wildcard"] = wildcard
@@ -310,6 +383,9 @@ func operation(g *graph.Graph, op *graph.Operation, path string, s opSchemas) (m
 				qp["style"] = "form"
 				qp["explode"] = true
 			}
+			if e := paramExamples(ex["query"], p.Name); e != nil {
+				qp["examples"] = e
+			}
 			params = append(params, qp)
 		}
 	}
@@ -319,9 +395,13 @@ func operation(g *graph.Graph, op *graph.Operation, path string, s opSchemas) (m
 
 	if s.input != nil {
 		_, isObj, required := s.input.Object()
+		media := map[string]any{"schema": s.input.Schema()}
+		if e := mediaExamples(ex["input"]); e != nil {
+			media["examples"] = e
+		}
 		o["requestBody"] = map[string]any{
 			"required": !isObj || len(required) > 0,
-			"content":  map[string]any{"application/json": map[string]any{"schema": s.input.Schema()}},
+			"content":  map[string]any{"application/json": media},
 		}
 	}
 
@@ -330,9 +410,13 @@ func operation(g *graph.Graph, op *graph.Operation, path string, s opSchemas) (m
 	case op.Method == http.MethodHead:
 		responses["200"] = map[string]any{"description": "Headers only"}
 	case s.output != nil:
+		media := map[string]any{"schema": s.output.Schema()}
+		if e := mediaExamples(ex["output"]); e != nil {
+			media["examples"] = e
+		}
 		responses["200"] = map[string]any{
 			"description": "Success",
-			"content":     map[string]any{"application/json": map[string]any{"schema": s.output.Schema()}},
+			"content":     map[string]any{"application/json": media},
 		}
 	default:
 		responses["204"] = map[string]any{"description": "No content"}
@@ -352,6 +436,77 @@ func operation(g *graph.Graph, op *graph.Operation, path string, s opSchemas) (m
 	}
 	o["responses"] = responses
 	return o, nil
+}
+
+// tagDescription describes a service's tag: its operations on HTTP.
+func tagDescription(g *graph.Graph, service string) string {
+	sv := g.Service(service)
+	if sv == nil {
+		return "Operations of the " + service + " service."
+	}
+	var ops []string
+	for _, op := range sv.Operations {
+		if op.Exposed(graph.HTTP) {
+			ops = append(ops, op.Action)
+		}
+	}
+	return fmt.Sprintf("Operations of the %s service under %s: %s.", service, sv.Prefix, strings.Join(ops, ", "))
+}
+
+// examples is the contract's examples of an operation, by slot: the
+// "params", "query", "input" and "output" values of each example, keyed
+// "example1", "example2", … in contract order.
+type examples map[string]map[string]any
+
+func opExamples(op *graph.Operation) (examples, error) {
+	out := examples{}
+	for i, raw := range op.Examples {
+		var ex map[string]any
+		if err := decodeInto(raw, &ex); err != nil {
+			return nil, fmt.Errorf("openapi: %s: example %d: %w", op.ID(), i+1, err)
+		}
+		key := "example" + strconv.Itoa(i+1)
+		for slot, v := range ex {
+			if out[slot] == nil {
+				out[slot] = map[string]any{}
+			}
+			out[slot][key] = v
+		}
+	}
+	return out, nil
+}
+
+// mediaExamples turns the examples of one slot into an OpenAPI examples
+// map ({"example1": {"summary", "value"}}), or nil.
+func mediaExamples(vals map[string]any) map[string]any {
+	if len(vals) == 0 {
+		return nil
+	}
+	out := map[string]any{}
+	for key, v := range vals {
+		out[key] = map[string]any{"summary": "Example " + strings.TrimPrefix(key, "example") + " from the contract", "value": v}
+	}
+	return out
+}
+
+// paramExamples picks the value of one parameter out of the examples of a
+// params or query slot.
+func paramExamples(vals map[string]any, name string) map[string]any {
+	picked := map[string]any{}
+	for key, v := range vals {
+		if obj, ok := v.(map[string]any); ok {
+			if pv, ok := obj[name]; ok {
+				picked[key] = pv
+			}
+		}
+	}
+	return mediaExamples(picked)
+}
+
+func decodeInto(raw []byte, v *map[string]any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	return dec.Decode(v)
 }
 
 // errorResponse documents the HTTP error envelope for codes sharing status.

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,11 +15,14 @@ import (
 	"cuelang.org/go/cue/cuecontext"
 	"golang.org/x/tools/txtar"
 
+	"stitchkit.dev/stitchkit/pkg/conformance/conformancetest"
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/validate"
 )
 
-var update = flag.Bool("update", false, "rewrite the schema.json sections of testdata/corpus/*.txtar")
+// -update (rewrite the schema.json sections of testdata/corpus/*.txtar) is
+// the repository's one update switch, conformancetest's.
+var update = conformancetest.Update
 
 // The corpus: one txtar archive per construct.
 //
@@ -197,7 +199,7 @@ func TestCorpus(t *testing.T) {
 				t.Fatalf("translate: %v", err)
 			}
 			constructs++
-			if *update {
+			if update() {
 				c.setSchema(t, got)
 			} else if !bytes.Equal(got, c.want) {
 				t.Errorf("schema:\n got %s\nwant %s", got, c.want)
@@ -237,7 +239,7 @@ func TestCorpus(t *testing.T) {
 			}
 		})
 	}
-	if !*update && !t.Failed() {
+	if !update() && !t.Failed() {
 		for name, m := range allow {
 			for in := range m {
 				if !used[name+"\t"+in] {

@@ -16,6 +16,9 @@
 //     "tasks_get_output_Task". A remaining clash gets "_2", "_3", ….
 //   - A schema that refers to its own root ("#" or "#/properties/…") is
 //     itself hoisted under its label, since its root must stay addressable.
+//   - A schema that is a named definition's body (`#output: #Task`, which
+//     the graph holds inlined) is embedded as a reference to the
+//     definition's component.
 //
 // Schemas are never degraded: every keyword is kept; only "$defs" moves and
 // "$schema" (the containing document declares the dialect) is dropped.
@@ -25,10 +28,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 
+	"stitchkit.dev/stitchkit/internal/schematree"
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
 
@@ -64,6 +67,9 @@ type Use struct {
 	// rootRefd reports a reference to the root other than via $defs.
 	rootRefd bool
 	rootName string
+	// rootComp names the component whose body the root is (see
+	// Hoister.nameRoots).
+	rootComp string
 }
 
 // Add parses a canonical schema and registers it under label (a
@@ -244,7 +250,50 @@ func (h *Hoister) Resolve() error {
 			}
 		}
 	}
+	h.nameRoots()
 	return nil
+}
+
+// nameRoots points each schema that is a named definition's body — a
+// contract schema such as `#output: #Task` carries the body inlined, not
+// a reference — at that definition's component, so code generators make
+// one Task type instead of one per operation. A root is named when its
+// rewritten body equals exactly one component's, documentation at the top
+// aside (the inlined body lacks the definition's doc comment).
+func (h *Hoister) nameRoots() {
+	byBody := map[string][]string{}
+	for _, name := range sortedKeys(h.components) {
+		if k, ok := bodyKey(h.components[name]); ok {
+			byBody[k] = append(byBody[k], name)
+		}
+	}
+	for _, u := range h.uses {
+		if u.other != nil || u.rootRefd {
+			continue
+		}
+		if k, ok := bodyKey(u.rewrite(u.root)); ok && len(byBody[k]) == 1 {
+			u.rootComp = byBody[k][0]
+		}
+	}
+}
+
+// bodyKey is the canonical form of a schema without its top-level
+// documentation.
+func bodyKey(s any) (string, bool) {
+	m, ok := s.(map[string]any)
+	if !ok {
+		return "", false
+	}
+	body := make(map[string]any, len(m))
+	for k, v := range m {
+		switch k {
+		case "title", "description", "$comment", "examples":
+		default:
+			body[k] = v
+		}
+	}
+	b, err := graph.Canonical(body)
+	return string(b), err == nil
 }
 
 // Components returns the hoisted schemas by component name. The result is
@@ -263,7 +312,19 @@ func (u *Use) Schema() any {
 	if u.rootRefd {
 		return map[string]any{"$ref": u.h.Ref(u.rootName)}
 	}
+	if u.rootComp != "" {
+		return map[string]any{"$ref": u.h.Ref(u.rootComp)}
+	}
 	return u.rewrite(u.root)
+}
+
+// Component returns the name of the component the schema is (a hoisted
+// root, or the named definition whose body it is), or "".
+func (u *Use) Component() string {
+	if u.rootRefd {
+		return u.rootName
+	}
+	return u.rootComp
 }
 
 // Object returns the object view of the schema, following root references
@@ -309,26 +370,23 @@ type Property struct {
 // resolveRoot returns the root object schema, following a lone "$ref" to a
 // definition (at most a few hops, to stay safe on cycles).
 func (u *Use) resolveRoot() map[string]any {
-	s := u.root
-	for range 8 {
-		if s == nil {
-			return nil
-		}
-		ref, ok := s["$ref"].(string)
-		if !ok || s["properties"] != nil {
-			return s
-		}
-		name, rest, ok := splitDefRef(ref)
-		if !ok || rest != "" {
-			return s
-		}
-		next, ok := u.defs[name].(map[string]any)
-		if !ok {
-			return s
-		}
-		s = next
+	if u.root == nil {
+		return nil
 	}
-	return s
+	if _, ok := u.root["properties"]; ok {
+		return u.root
+	}
+	// The use's own document, $defs put back, resolves its references.
+	doc := make(map[string]any, len(u.root)+1)
+	for k, v := range u.root {
+		doc[k] = v
+	}
+	doc["$defs"] = u.defs
+	target, ok := schematree.Deref(doc, u.root)
+	if m, isMap := target.(map[string]any); ok && isMap {
+		return m
+	}
+	return u.root
 }
 
 func hasType(t any, want string) bool {
@@ -372,11 +430,7 @@ func splitDefRef(ref string) (name, rest string, ok bool) {
 	if i := strings.IndexByte(tail, '/'); i >= 0 {
 		tok, rest = tail[:i], tail[i:]
 	}
-	if un, err := url.PathUnescape(tok); err == nil {
-		tok = un
-	}
-	tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-	return tok, rest, true
+	return schematree.Unescape(tok), rest, true
 }
 
 // Sanitize maps a name onto the component-name alphabet [A-Za-z0-9._-].
@@ -415,80 +469,105 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// Keywords whose values are schemas, maps of schemas or arrays of schemas.
-// Everything else (const, enum, default, examples, …) is data and never
-// rewritten.
-var (
-	schemaKeywords = map[string]bool{
-		"items": true, "additionalProperties": true, "not": true, "if": true,
-		"then": true, "else": true, "contains": true, "propertyNames": true,
-		"unevaluatedItems": true, "unevaluatedProperties": true,
-		"additionalItems": true, "contentSchema": true,
-	}
-	schemaMapKeywords = map[string]bool{
-		"properties": true, "patternProperties": true, "$defs": true,
-		"definitions": true, "dependentSchemas": true,
-	}
-	schemaListKeywords = map[string]bool{
-		"allOf": true, "anyOf": true, "oneOf": true, "prefixItems": true,
-	}
-)
-
 // walk calls f for every "$ref" and "$dynamicRef" held by s or its
 // subschemas.
 func walk(s any, f func(ref string)) {
 	mapSchema(s, func(ref string) string { f(ref); return ref })
 }
 
-// mapSchema returns a deep copy of s with every reference replaced by f.
+// mapSchema returns a deep copy of s with every reference replaced by f
+// (which sub-schemas a keyword holds is schematree's one table; data such
+// as const, enum and default is never rewritten) and every untyped enum or
+// const given its type.
 func mapSchema(s any, f func(ref string) string) any {
 	obj, ok := s.(map[string]any)
 	if !ok {
 		return s
 	}
-	out := make(map[string]any, len(obj))
-	for k, v := range obj {
-		switch {
-		case k == "$ref" || k == "$dynamicRef":
-			if ref, ok := v.(string); ok {
-				out[k] = f(ref)
-				continue
-			}
-			out[k] = v
-		case schemaKeywords[k]:
-			if arr, ok := v.([]any); ok && k == "items" {
-				out[k] = mapList(arr, f)
-				continue
-			}
-			out[k] = mapSchema(v, f)
-		case schemaMapKeywords[k]:
-			m, ok := v.(map[string]any)
-			if !ok {
-				out[k] = v
-				continue
-			}
-			cp := make(map[string]any, len(m))
-			for name, sub := range m {
-				cp[name] = mapSchema(sub, f)
-			}
-			out[k] = cp
-		case schemaListKeywords[k]:
-			if arr, ok := v.([]any); ok {
-				out[k] = mapList(arr, f)
-				continue
-			}
-			out[k] = v
-		default:
-			out[k] = v
-		}
+	out := make(map[string]any, len(obj)+1)
+	if t := valueType(obj); t != nil {
+		// An enum or const without "type" is untyped to code generators
+		// (oapi-codegen makes it interface{}); the values say the type, so
+		// stating it changes nothing the schema accepts.
+		out["type"] = t
 	}
+	for k, v := range obj {
+		switch x := v.(type) {
+		case string:
+			if k == "$ref" || k == "$dynamicRef" {
+				v = f(x)
+			}
+		case map[string]any:
+			if schematree.KeywordKind(k) == schematree.Map {
+				cp := make(map[string]any, len(x))
+				for name, sub := range x {
+					cp[name] = sub
+				}
+				v = cp
+			}
+		case []any:
+			if schematree.KeywordKind(k) != schematree.Data {
+				v = slices.Clone(x)
+			}
+		}
+		out[k] = v
+	}
+	schematree.MapChildren(out, func(c schematree.Child) any { return mapSchema(c.Schema, f) })
 	return out
 }
 
-func mapList(arr []any, f func(string) string) []any {
-	cp := make([]any, len(arr))
-	for i, sub := range arr {
-		cp[i] = mapSchema(sub, f)
+// valueType returns the "type" an untyped enum or const schema implies:
+// the JSON types of its values ("number" absorbing "integer"), or nil when
+// the schema has a type already or no values.
+func valueType(s map[string]any) any {
+	if _, ok := s["type"]; ok {
+		return nil
 	}
-	return cp
+	var vals []any
+	if c, ok := s["const"]; ok {
+		vals = []any{c}
+	} else if e, ok := s["enum"].([]any); ok && len(e) > 0 {
+		vals = e
+	} else {
+		return nil
+	}
+	set := map[string]bool{}
+	for _, v := range vals {
+		switch x := v.(type) {
+		case nil:
+			set["null"] = true
+		case bool:
+			set["boolean"] = true
+		case string:
+			set["string"] = true
+		case []any:
+			set["array"] = true
+		case map[string]any:
+			set["object"] = true
+		case json.Number:
+			if _, err := x.Int64(); err == nil && !strings.ContainsAny(string(x), ".eE") {
+				set["integer"] = true
+			} else {
+				set["number"] = true
+			}
+		default:
+			return nil
+		}
+	}
+	if set["number"] {
+		delete(set, "integer")
+	}
+	types := make([]string, 0, len(set))
+	for t := range set {
+		types = append(types, t)
+	}
+	slices.Sort(types)
+	if len(types) == 1 {
+		return types[0]
+	}
+	out := make([]any, len(types))
+	for i, t := range types {
+		out[i] = t
+	}
+	return out
 }

@@ -95,8 +95,28 @@ func TestDataIsNotRewritten(t *testing.T) {
 	_, uses := hoist(t, "",
 		"x", `{"const":{"$ref":"#/$defs/A"},"enum":[{"$ref":"#"}],"default":{"$ref":"#/$defs/A"},"properties":{"$ref":{"$ref":"#/$defs/A"}},"$defs":{"A":{"type":"string"}}}`,
 	)
-	if got := canon(t, uses[0].Schema()); got != `{"const":{"$ref":"#/$defs/A"},"default":{"$ref":"#/$defs/A"},"enum":[{"$ref":"#"}],"properties":{"$ref":{"$ref":"#/components/schemas/A"}}}` {
+	// The values are data, never rewritten; they do say the type.
+	if got := canon(t, uses[0].Schema()); got != `{"const":{"$ref":"#/$defs/A"},"default":{"$ref":"#/$defs/A"},"enum":[{"$ref":"#"}],"properties":{"$ref":{"$ref":"#/components/schemas/A"}},"type":"object"}` {
 		t.Errorf("use = %s", got)
+	}
+}
+
+// TestEnumsAndConstsAreTyped: code generators need "type" next to enum and
+// const; the values imply it, so adding it changes nothing accepted.
+func TestEnumsAndConstsAreTyped(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"enum":["a","b"]}`:                 `{"enum":["a","b"],"type":"string"}`,
+		`{"enum":[1,2]}`:                     `{"enum":[1,2],"type":"integer"}`,
+		`{"enum":[1,2.5]}`:                   `{"enum":[1,2.5],"type":"number"}`,
+		`{"enum":["a",null]}`:                `{"enum":["a",null],"type":["null","string"]}`,
+		`{"const":true}`:                     `{"const":true,"type":"boolean"}`,
+		`{"const":"x","type":"string"}`:      `{"const":"x","type":"string"}`,
+		`{"properties":{"k":{"const":"a"}}}`: `{"properties":{"k":{"const":"a","type":"string"}}}`,
+	} {
+		_, uses := hoist(t, "", "x", in)
+		if got := canon(t, uses[0].Schema()); got != want {
+			t.Errorf("%s → %s; want %s", in, got, want)
+		}
 	}
 }
 
@@ -130,5 +150,29 @@ func TestObject(t *testing.T) {
 func TestAddRejectsMissingSchema(t *testing.T) {
 	if _, err := NewHoister("#/", "").Add("x", nil); err == nil {
 		t.Error("missing schema accepted")
+	}
+}
+
+// TestRootThatIsADefinitionIsReferenced: a schema that is a definition's
+// body (the graph inlines `#output: #Task`) is embedded as a reference to
+// the definition's component; its doc comment lives on the component.
+func TestRootThatIsADefinitionIsReferenced(t *testing.T) {
+	task := `{"type":"object","properties":{"id":{"type":"string"}}}`
+	h, uses := hoist(t, "",
+		"list_output", `{"type":"array","items":{"$ref":"#/$defs/Task"},"$defs":{"Task":{"description":"A task.","type":"object","properties":{"id":{"type":"string"}}}}}`,
+		"get_output", task,
+		"other_output", `{"type":"object","properties":{"id":{"type":"integer"}}}`,
+	)
+	if got := canon(t, uses[1].Schema()); got != `{"$ref":"#/components/schemas/Task"}` {
+		t.Errorf("get = %s", got)
+	}
+	if uses[1].Component() != "Task" || uses[2].Component() != "" {
+		t.Errorf("components %q %q", uses[1].Component(), uses[2].Component())
+	}
+	if got := canon(t, uses[2].Schema()); got != `{"properties":{"id":{"type":"integer"}},"type":"object"}` {
+		t.Errorf("other = %s", got)
+	}
+	if _, ok := h.Components()["Task"]; !ok {
+		t.Error("Task not hoisted")
 	}
 }

@@ -1,0 +1,233 @@
+package realtimedriver
+
+import (
+	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/conformance"
+	"stitchkit.dev/stitchkit/pkg/realtime"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func contract(t *testing.T, dir string) *realtime.Contract {
+	t.Helper()
+	g, err := compile.Compile(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := realtime.NewContract(g, "chat", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// A real server and client of pkg/realtime's chat contract: the driver
+// binds the client per probe, the server's handlers are counted, and the
+// client stays connected, with no subscription of the probes left.
+func TestAgainstTheRealtimeServer(t *testing.T) {
+	current := contract(t, filepath.Join("..", "..", "realtime", "testdata", "chat"))
+	behind := contract(t, filepath.Join("testdata", "behind"))
+	var handled atomic.Int64
+	srv, err := realtime.NewServer[struct{}](current, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Handle("say", func(context.Context, *realtime.Conn[struct{}], realtime.Args) (any, error) {
+		handled.Add(1)
+		return map[string]any{"n": 1}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Handle("typing", func(context.Context, *realtime.Conn[struct{}], realtime.Args) (any, error) {
+		handled.Add(1)
+		return nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer func() {
+		hs.Close()
+		_ = srv.Shutdown(context.Background())
+	}()
+	url := "ws" + strings.TrimPrefix(hs.URL, "http")
+	ctx := context.Background()
+	client, err := realtime.Dial(ctx, url, current, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	old, err := realtime.Dial(ctx, url, behind, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	gone, err := realtime.Dial(ctx, url, current, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone.Close()
+	<-gone.Done()
+
+	var messages atomic.Int64
+	define := func(p conformance.RealtimeProbe) conformance.Probe {
+		t.Helper()
+		probe, err := conformance.DefineRealtimeProbe(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return probe
+	}
+	calls := func(n int) *int { return &n }
+	probes := []conformance.Probe{
+		define(conformance.RealtimeProbe{Name: "say is acknowledged", Scenario: conformance.ScenarioAcknowledgement,
+			Fixture: Action{Binding: client, Do: func(ctx context.Context, b realtime.Binding) (any, error) {
+				return b.Request(ctx, 0, "say", map[string]any{"text": "hi"})
+			}},
+			Expected: conformance.Observation{Outcome: conformance.OutcomeSuccess, Data: map[string]any{"n": 1}, HandlerCalls: calls(1)}}),
+		define(conformance.RealtimeProbe{Name: "a message is delivered", Scenario: conformance.ScenarioEvent,
+			Fixture: Action{Binding: client, Do: func(ctx context.Context, b realtime.Binding) (any, error) {
+				got := make(chan realtime.Args, 1)
+				// Subscribed through the tracked binding: the driver
+				// removes it after the probe.
+				if _, err := b.On("message", func(_ context.Context, a realtime.Args) (any, error) {
+					messages.Add(1)
+					got <- a
+					return nil, nil
+				}); err != nil {
+					return nil, err
+				}
+				if err := srv.Emit(ctx, "message", map[string]any{"text": "hello", "from": "server"}); err != nil {
+					return nil, err
+				}
+				select {
+				case a := <-got:
+					return a.JSON(), nil
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}},
+			Expected: conformance.Observation{Outcome: conformance.OutcomeSuccess, Data: []any{map[string]any{"text": "hello", "from": "server"}}, HandlerCalls: calls(0)}}),
+		define(conformance.RealtimeProbe{Name: "an older client's say is refused by the server", Scenario: conformance.ScenarioPeerRejection,
+			Fixture: Action{Binding: old, Do: func(ctx context.Context, b realtime.Binding) (any, error) {
+				return b.Request(ctx, 0, "say", map[string]any{"text": ""})
+			}},
+			Expected: conformance.Observation{Outcome: conformance.OutcomeRealtimeRejected, Code: conformance.CodeRealtimeContractViolation,
+				Rejection:    &conformance.Rejection{Direction: conformance.ClientInbound, Phase: conformance.PhaseArguments, Reason: conformance.ReasonRejectedByPeer, Fault: conformance.FaultLocal},
+				HandlerCalls: calls(0)}}),
+		define(conformance.RealtimeProbe{Name: "say on a closed connection", Scenario: conformance.ScenarioDisconnected,
+			Fixture: Action{Binding: gone, Do: func(ctx context.Context, b realtime.Binding) (any, error) {
+				return b.Request(ctx, 0, "say", map[string]any{"text": "hi"})
+			}},
+			Expected: conformance.Observation{Outcome: conformance.OutcomeDisconnected, Code: conformance.CodeRealtimeDisconnected,
+				Disconnect: &conformance.Disconnect{Phase: conformance.BeforeInvoke}, HandlerCalls: calls(0)}}),
+	}
+	d := New(&Options{HandlerCalls: func() int { return int(handled.Load()) }})
+	if err := conformance.RunProbes(ctx, probes, conformance.Drivers{conformance.TransportREALTIME: d}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !client.Connected() || !old.Connected() {
+		t.Error("a probe disconnected the caller's client")
+	}
+	// The probe's message subscription is gone: another message reaches
+	// no probe handler, while the client still works.
+	if err := srv.Emit(ctx, "message", map[string]any{"text": "again", "from": "server"}); err != nil {
+		t.Fatal(err)
+	}
+	if ack, err := client.Request(ctx, 0, "say", map[string]any{"text": "still here"}); err != nil || string(ack) != `{"n":1}` {
+		t.Errorf("client after the probes: %s %v", ack, err)
+	}
+	if n := messages.Load(); n != 1 {
+		t.Errorf("the probe's handler ran %d times; its subscription outlived the probe", n)
+	}
+}
+
+func TestBindRefusesOtherFixtures(t *testing.T) {
+	if _, err := Bind(func(conformance.RealtimeRejected) {}, conformance.RealtimeFixture{Value: 3}); err == nil || !strings.Contains(err.Error(), "realtimedriver.Action") {
+		t.Errorf("non-Action fixture: %v", err)
+	}
+	if _, err := Bind(func(conformance.RealtimeRejected) {}, conformance.RealtimeFixture{Value: Action{}}); err == nil {
+		t.Error("empty Action accepted")
+	}
+}
+
+// The kit's rejection enums are pkg/realtime's: every Direction, Phase,
+// Fault and every Reason a rejection can carry (ReasonRefused only travels
+// in envelopes) is valid in a conformance.Rejection, and nothing else is.
+// The constants are read from pkg/realtime's source, so a reason added
+// there fails this test until the kit knows it.
+func TestEnumsAreRealtimes(t *testing.T) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, filepath.Join("..", "..", "realtime", "protocol.go"), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	consts := map[string][]string{}
+	for _, decl := range f.Decls {
+		gd, ok := decl.(*ast.GenDecl)
+		if !ok || gd.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			vs := spec.(*ast.ValueSpec)
+			id, ok := vs.Type.(*ast.Ident)
+			if !ok || len(vs.Values) != 1 {
+				continue
+			}
+			lit, ok := vs.Values[0].(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				continue
+			}
+			s, _ := strconv.Unquote(lit.Value)
+			consts[id.Name] = append(consts[id.Name], s)
+		}
+	}
+	reasons := slices.DeleteFunc(consts["Reason"], func(r string) bool { return r == string(realtime.ReasonRefused) })
+	if len(consts["Direction"]) != 4 || len(consts["Phase"]) != 2 || len(consts["Fault"]) != 2 || len(reasons) < 6 {
+		t.Fatalf("read %v from pkg/realtime/protocol.go", consts)
+	}
+	valid := conformance.Rejection{Direction: conformance.ClientInbound, Phase: conformance.PhaseArguments, Reason: conformance.ReasonInvalidArguments, Fault: conformance.FaultPeer}
+	check := func(field, value string, r conformance.Rejection) {
+		if err := r.Validate(); err != nil {
+			t.Errorf("pkg/realtime's %s %q is not a valid conformance rejection: %v", field, value, err)
+		}
+	}
+	for _, v := range consts["Direction"] {
+		r := valid
+		r.Direction = conformance.RejectionDirection(v)
+		check("Direction", v, r)
+	}
+	for _, v := range consts["Phase"] {
+		r := valid
+		r.Phase = conformance.RejectionPhase(v)
+		check("Phase", v, r)
+	}
+	for _, v := range consts["Fault"] {
+		r := valid
+		r.Fault = conformance.RejectionFault(v)
+		check("Fault", v, r)
+	}
+	for _, v := range reasons {
+		r := valid
+		r.Reason = conformance.RejectionReason(v)
+		check("Reason", v, r)
+	}
+	r := valid
+	r.Reason = conformance.RejectionReason(realtime.ReasonRefused)
+	if r.Validate() == nil {
+		t.Error(`"refused" only travels in envelopes; a rejection never carries it`)
+	}
+}

@@ -1,0 +1,442 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"stitchkit.dev/stitchkit/internal/schematree"
+	"stitchkit.dev/stitchkit/pkg/graph"
+	"stitchkit.dev/stitchkit/pkg/mount"
+	"stitchkit.dev/stitchkit/pkg/validate"
+)
+
+// kind is how a flag's text becomes a JSON value.
+type kind int
+
+const (
+	kindRaw     kind = iota // JSON if it parses as JSON, else a string
+	kindString              // as typed
+	kindInteger             // a whole number
+	kindNumber              // any number
+	kindBoolean             // presence, --no-x, or true|false|1|0|yes|no|on|off
+	kindArray               // repeated flag (elements by elemKind) or one JSON array
+	kindObject              // JSON object, or dotted flags --a.b
+)
+
+func (k kind) String() string {
+	return [...]string{"value", "string", "integer", "number", "boolean", "list", "object"}[k]
+}
+
+// field is one flag of a command: a top-level property of the input
+// schema, or (dotted) a property of an object property.
+type field struct {
+	path     []string // property names from the root: ["opts", "k"]
+	kind     kind
+	elem     kind // element kind of an array
+	required bool
+	enum     []string
+	desc     string
+	// children are the dotted flags of an object field's properties.
+	children []*field
+	// values are the texts given on the command line, in order.
+	values []string
+	// negated is set by --no-x.
+	negated bool
+}
+
+func (f *field) name() string { return strings.Join(f.path, ".") }
+
+// fieldsOf lists the flags of an input schema (nil: no input). The root's
+// properties, looking through $ref, allOf, anyOf and oneOf, become flags;
+// a property named in several branches with different kinds is raw.
+func fieldsOf(schema json.RawMessage) ([]*field, error) {
+	if len(schema) == 0 {
+		return nil, nil
+	}
+	root, err := validate.DecodeJSON(schema, &validate.DecodeOptions{MaxDepth: 10000})
+	if err != nil {
+		return nil, err
+	}
+	return objectFields(root, root, nil, 0), nil
+}
+
+const maxDotted = 3 // depth of dotted flags: --a.b.c
+
+func objectFields(root, s any, prefix []string, depth int) []*field {
+	props := map[string][]any{}
+	required := map[string]bool{}
+	for _, m := range branches(root, s) {
+		if ps, ok := m["properties"].(map[string]any); ok {
+			for k, p := range ps {
+				props[k] = append(props[k], p)
+			}
+		}
+		if req, ok := m["required"].([]any); ok {
+			for _, r := range req {
+				if s, ok := r.(string); ok {
+					required[s] = true
+				}
+			}
+		}
+	}
+	names := make([]string, 0, len(props))
+	for k := range props {
+		names = append(names, k)
+	}
+	graph.SortUTF16(names)
+	var out []*field
+	for _, name := range names {
+		f := &field{path: append(slices.Clone(prefix), name), required: required[name] && depth == 0}
+		kinds := map[kind]bool{}
+		for _, p := range props[name] {
+			k, elem, enum := kindOf(root, p)
+			kinds[k] = true
+			f.elem = elem
+			f.enum = append(f.enum, enum...)
+			if d, ok := p.(map[string]any)["description"].(string); ok && f.desc == "" {
+				f.desc = d
+			}
+		}
+		if len(kinds) == 1 {
+			for k := range kinds {
+				f.kind = k
+			}
+		} else if kinds[kindBoolean] {
+			f.kind = kindBoolean
+		}
+		slices.Sort(f.enum)
+		f.enum = slices.Compact(f.enum)
+		if f.kind == kindObject && depth+1 < maxDotted {
+			for _, p := range props[name] {
+				f.children = append(f.children, objectFields(root, p, f.path, depth+1)...)
+			}
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// branches returns the object schemas that describe a value of s: s
+// itself (through $ref) and its allOf, anyOf and oneOf members.
+func branches(root, s any) []map[string]any {
+	var out []map[string]any
+	var visit func(s any, depth int)
+	visit = func(s any, depth int) {
+		m, ok := s.(map[string]any)
+		if !ok || depth > 16 {
+			return
+		}
+		out = append(out, m)
+		if ref, ok := schematree.Ref(m); ok {
+			if t, ok := schematree.Resolve(root, ref); ok {
+				visit(t, depth+1)
+			}
+		}
+		for _, k := range []string{"allOf", "anyOf", "oneOf"} {
+			if l, ok := m[k].([]any); ok {
+				for _, b := range l {
+					visit(b, depth+1)
+				}
+			}
+		}
+	}
+	visit(s, 0)
+	return out
+}
+
+// kindOf says how a property's flag reads: its JSON type (null aside),
+// enum or const strings listed for help.
+func kindOf(root, s any) (k, elem kind, enum []string) {
+	types := map[string]bool{}
+	for _, m := range branches(root, s) {
+		switch t := m["type"].(type) {
+		case string:
+			types[t] = true
+		case []any:
+			for _, e := range t {
+				if s, ok := e.(string); ok {
+					types[s] = true
+				}
+			}
+		}
+		if e, ok := m["enum"].([]any); ok {
+			for _, v := range e {
+				if s, ok := v.(string); ok {
+					enum = append(enum, s)
+					types["string"] = true
+				}
+			}
+		}
+		if c, ok := m["const"].(string); ok {
+			enum = append(enum, c)
+			types["string"] = true
+		}
+		if it, ok := m["items"]; ok && types["array"] {
+			elem, _, _ = kindOf(root, it)
+		}
+	}
+	delete(types, "null")
+	if types["integer"] && types["number"] {
+		delete(types, "integer")
+	}
+	if len(types) != 1 {
+		return kindRaw, kindRaw, enum
+	}
+	for t := range types {
+		switch t {
+		case "string":
+			k = kindString
+		case "integer":
+			k = kindInteger
+		case "number":
+			k = kindNumber
+		case "boolean":
+			k = kindBoolean
+		case "array":
+			k = kindArray
+		case "object":
+			k = kindObject
+		}
+	}
+	return k, elem, enum
+}
+
+// fieldValue is the pflag.Value of a field: it only collects texts; they
+// are converted when the command runs, with errors naming the flag.
+type fieldValue struct{ f *field }
+
+func (v fieldValue) String() string { return "" }
+func (v fieldValue) Set(s string) error {
+	v.f.values = append(v.f.values, s)
+	return nil
+}
+func (v fieldValue) Type() string {
+	switch v.f.kind {
+	case kindBoolean:
+		return "bool"
+	case kindArray:
+		return v.f.elem.String() + "..."
+	case kindObject:
+		return "json"
+	}
+	return v.f.kind.String()
+}
+
+// IsBoolFlag lets `--x` stand alone for a boolean field.
+func (v fieldValue) IsBoolFlag() bool { return v.f.kind == kindBoolean }
+
+type negation struct{ f *field }
+
+func (n negation) String() string     { return "" }
+func (n negation) Type() string       { return "bool" }
+func (n negation) IsBoolFlag() bool   { return true }
+func (n negation) Set(s string) error { n.f.negated = true; return nil }
+
+// register adds a field's flags (and its dotted children's) to fs.
+func register(fs *pflag.FlagSet, f *field) {
+	usage := f.desc
+	if f.required {
+		usage = strings.TrimSpace(usage + " (required)")
+	}
+	if len(f.enum) > 0 {
+		usage = strings.TrimSpace(usage + " one of: " + strings.Join(f.enum, ", "))
+	}
+	switch f.kind {
+	case kindArray:
+		usage = strings.TrimSpace(usage + " (repeat the flag, or give one JSON array)")
+	case kindObject:
+		usage = strings.TrimSpace(usage + " (a JSON object, or --" + f.name() + ".KEY VALUE)")
+	}
+	fl := fs.VarPF(fieldValue{f}, f.name(), "", usage)
+	if f.kind == kindBoolean {
+		fl.NoOptDefVal = "true"
+		fs.VarPF(negation{f}, "no-"+f.name(), "", "set --"+f.name()+" to false").NoOptDefVal = "true"
+	}
+	for _, c := range f.children {
+		register(fs, c)
+	}
+}
+
+var wholeNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+
+// value converts the texts of a field; ok is false when the flag was not
+// given.
+func (f *field) value() (v any, ok bool, err error) {
+	if f.negated {
+		if len(f.values) > 0 {
+			return nil, false, flagError(f, "", "--%s and --no-%s both given", f.name(), f.name())
+		}
+		return false, true, nil
+	}
+	if len(f.values) == 0 {
+		return nil, false, nil
+	}
+	if f.kind == kindArray {
+		if len(f.values) == 1 && strings.HasPrefix(strings.TrimSpace(f.values[0]), "[") {
+			return f.parseJSON(f.values[0], "a JSON array")
+		}
+		list := make([]any, len(f.values))
+		for i, s := range f.values {
+			e, err := convert(f, f.elem, s)
+			if err != nil {
+				return nil, false, err
+			}
+			list[i] = e
+		}
+		return list, true, nil
+	}
+	if len(f.values) > 1 {
+		return nil, false, flagError(f, f.values[1], "--%s is given %d times; it takes one value", f.name(), len(f.values))
+	}
+	v, err = convert(f, f.kind, f.values[0])
+	return v, err == nil, err
+}
+
+func convert(f *field, k kind, s string) (any, error) {
+	switch k {
+	case kindString:
+		return s, nil
+	case kindInteger:
+		if !wholeNumber.MatchString(s) {
+			return nil, flagError(f, s, "--%s expects a whole number, got %q", f.name(), s)
+		}
+		return json.Number(s), nil
+	case kindNumber:
+		if _, err := strconv.ParseFloat(s, 64); err != nil || !json.Valid([]byte(s)) {
+			return nil, flagError(f, s, "--%s expects a number, got %q", f.name(), s)
+		}
+		return json.Number(s), nil
+	case kindBoolean:
+		switch strings.ToLower(s) {
+		case "true", "1", "yes", "on":
+			return true, nil
+		case "false", "0", "no", "off":
+			return false, nil
+		}
+		return nil, flagError(f, s, "--%s expects true or false, got %q", f.name(), s)
+	case kindObject:
+		v, _, err := f.parseJSON(s, "a JSON object")
+		if _, ok := v.(map[string]any); err == nil && !ok {
+			return nil, flagError(f, s, "--%s expects a JSON object, got %q", f.name(), s)
+		}
+		return v, err
+	default:
+		if v, err := validate.DecodeJSON([]byte(s), nil); err == nil {
+			return v, nil
+		}
+		return s, nil
+	}
+}
+
+func (f *field) parseJSON(s, what string) (any, bool, error) {
+	v, err := validate.DecodeJSON([]byte(s), nil)
+	if err != nil {
+		return nil, false, flagError(f, s, "--%s expects %s: %v", f.name(), what, err)
+	}
+	return v, true, nil
+}
+
+// flagError is the VALIDATION_ERROR of a flag the command cannot read.
+func flagError(f *field, value, format string, args ...any) *mount.Error {
+	e := mount.Errorf("VALIDATION_ERROR", format, args...)
+	e.Details = map[string]any{"message": e.Message, "flag": "--" + f.name()}
+	if value != "" {
+		e.Details["value"] = value
+	}
+	return e
+}
+
+// collect builds the flat arguments from the flags given: dotted flags
+// merge into their object (a JSON value for the object itself comes
+// first; a dotted key then overrides it).
+func collect(fields []*field) (map[string]any, error) {
+	args := map[string]any{}
+	var put func(dst map[string]any, f *field) error
+	put = func(dst map[string]any, f *field) error {
+		key := f.path[len(f.path)-1]
+		v, ok, err := f.value()
+		if err != nil {
+			return err
+		}
+		if ok {
+			dst[key] = v
+		}
+		for _, c := range f.children {
+			if !c.given() {
+				continue
+			}
+			obj, isObj := dst[key].(map[string]any)
+			if !isObj {
+				if dst[key] != nil {
+					return flagError(c, "", "--%s cannot be combined with a non-object --%s", c.name(), f.name())
+				}
+				obj = map[string]any{}
+				dst[key] = obj
+			}
+			if err := put(obj, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, f := range fields {
+		if err := put(args, f); err != nil {
+			return nil, err
+		}
+	}
+	return args, nil
+}
+
+// given reports whether f or one of its dotted children was set.
+func (f *field) given() bool {
+	if len(f.values) > 0 || f.negated {
+		return true
+	}
+	for _, c := range f.children {
+		if c.given() {
+			return true
+		}
+	}
+	return false
+}
+
+// reset forgets the texts of a previous run (a command tree can run
+// several times, as in tests).
+func reset(fields []*field) {
+	for _, f := range fields {
+		f.values, f.negated = nil, false
+		reset(f.children)
+	}
+}
+
+// allNames lists every flag name fields register.
+func allNames(fields []*field) []string {
+	var out []string
+	for _, f := range fields {
+		out = append(out, f.name())
+		if f.kind == kindBoolean {
+			out = append(out, "no-"+f.name())
+		}
+		out = append(out, allNames(f.children)...)
+	}
+	return out
+}
+
+func describe(fields []*field) string {
+	var req []string
+	for _, f := range fields {
+		if f.required {
+			req = append(req, "--"+f.name())
+		}
+	}
+	if len(req) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Required: %s.", strings.Join(req, ", "))
+}

@@ -1,0 +1,289 @@
+package realtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"go.uber.org/goleak"
+
+	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/graph"
+	"stitchkit.dev/stitchkit/pkg/mount"
+	"stitchkit.dev/stitchkit/pkg/realtime"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+var (
+	graphs   sync.Map // path → *graph.Graph
+	graphsMu sync.Mutex
+)
+
+// compileCUE compiles a contract file once per test binary.
+func compileCUE(t testing.TB, path string) *graph.Graph {
+	t.Helper()
+	graphsMu.Lock()
+	defer graphsMu.Unlock()
+	if g, ok := graphs.Load(path); ok {
+		return g.(*graph.Graph)
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := compile.CompileFiles(context.Background(), map[string][]byte{"contract.cue": src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	graphs.Store(path, g)
+	return g
+}
+
+// compileSource compiles CUE source (for contracts that differ from chat).
+func compileSource(t testing.TB, src string) *graph.Graph {
+	t.Helper()
+	g, err := compile.CompileFiles(context.Background(), map[string][]byte{"contract.cue": []byte(src)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func chatContract(t testing.TB) *realtime.Contract {
+	t.Helper()
+	c, err := realtime.NewContract(compileCUE(t, "testdata/chat/chat.cue"), "chat", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// harness is one server on a loopback httptest server.
+type harness struct {
+	t    testing.TB
+	srv  *realtime.Server[string]
+	hs   *httptest.Server
+	url  string
+	rej  chan realtime.Rejection
+	errs chan error
+	// calls counts handler invocations per event.
+	calls sync.Map // event → *atomic.Int64
+}
+
+// newHarness starts a server for c; configure may set options and
+// handlers before it serves. Handlers registered through h.handle are
+// counted.
+func newHarness(t testing.TB, c *realtime.Contract, opts *realtime.Options[string]) *harness {
+	t.Helper()
+	h := &harness{t: t, rej: make(chan realtime.Rejection, 1024), errs: make(chan error, 1024)}
+	var o realtime.Options[string]
+	if opts != nil {
+		o = *opts
+	}
+	userRejected, userErr := o.OnRejected, o.OnError
+	o.OnRejected = func(c *realtime.Conn[string], r realtime.Rejection) {
+		select {
+		case h.rej <- r:
+		default:
+		}
+		if userRejected != nil {
+			userRejected(c, r)
+		}
+	}
+	o.OnError = func(c *realtime.Conn[string], err error) {
+		select {
+		case h.errs <- err:
+		default:
+		}
+		if userErr != nil {
+			userErr(c, err)
+		}
+	}
+	srv, err := realtime.NewServer(c, &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.srv = srv
+	mux := http.NewServeMux()
+	mux.Handle("/realtime/chat", srv)
+	h.hs = httptest.NewServer(mux)
+	h.url = "ws" + strings.TrimPrefix(h.hs.URL, "http") + "/realtime/chat"
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+		h.hs.Close()
+	})
+	return h
+}
+
+// handle registers a counted handler.
+func (h *harness) handle(event string, fn realtime.Handler[string]) {
+	h.t.Helper()
+	n := &atomic.Int64{}
+	h.calls.Store(event, n)
+	if err := h.srv.Handle(event, func(ctx context.Context, c *realtime.Conn[string], a realtime.Args) (any, error) {
+		n.Add(1)
+		return fn(ctx, c, a)
+	}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *harness) callCount(event string) int64 {
+	if n, ok := h.calls.Load(event); ok {
+		return n.(*atomic.Int64).Load()
+	}
+	return 0
+}
+
+func (h *harness) dial(t testing.TB, c *realtime.Contract, opts *realtime.DialOptions) *realtime.Client {
+	t.Helper()
+	if c == nil {
+		c = h.srv.Contract()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cl, err := realtime.Dial(ctx, h.url, c, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cl.Close() })
+	return cl
+}
+
+// raw dials with gorilla directly, offering the subprotocol: a peer that
+// can send anything.
+func (h *harness) raw(t testing.TB) *websocket.Conn {
+	t.Helper()
+	d := websocket.Dialer{Subprotocols: []string{realtime.Subprotocol}, HandshakeTimeout: 5 * time.Second}
+	ws, _, err := d.Dial(h.url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ws.Close() })
+	return ws
+}
+
+// nextRejection waits for a reported rejection.
+func (h *harness) nextRejection(t testing.TB) realtime.Rejection {
+	t.Helper()
+	select {
+	case r := <-h.rej:
+		return r
+	case <-time.After(5 * time.Second):
+		t.Fatal("no rejection reported")
+	}
+	return realtime.Rejection{}
+}
+
+func (h *harness) noRejection(t testing.TB) {
+	t.Helper()
+	select {
+	case r := <-h.rej:
+		t.Fatalf("unexpected rejection %+v", r)
+	default:
+	}
+}
+
+// readJSON reads one text frame as a generic JSON object.
+func readJSON(t testing.TB, ws *websocket.Conn) map[string]any {
+	t.Helper()
+	_ = ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+	typ, data, err := ws.ReadMessage()
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	if typ != websocket.TextMessage {
+		t.Fatalf("frame type %d", typ)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatalf("frame %s: %v", data, err)
+	}
+	return m
+}
+
+func writeText(t testing.TB, ws *websocket.Conn, s string) {
+	t.Helper()
+	if err := ws.WriteMessage(websocket.TextMessage, []byte(s)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// closeCode reads until the connection ends and returns the close code.
+func closeCode(t testing.TB, ws *websocket.Conn) int {
+	t.Helper()
+	_ = ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for {
+		_, _, err := ws.ReadMessage()
+		if err == nil {
+			continue
+		}
+		var ce *websocket.CloseError
+		if errors.As(err, &ce) {
+			return ce.Code
+		}
+		t.Fatalf("connection ended without a close frame: %v", err)
+	}
+}
+
+func mustCode(t testing.TB, err error, code string) *mount.Error {
+	t.Helper()
+	me, ok := mount.AsError(err)
+	if !ok {
+		t.Fatalf("error %v (%T) is not a *mount.Error, want %s", err, err, code)
+	}
+	if me.Code != code {
+		t.Fatalf("code %s (%v), want %s", me.Code, err, code)
+	}
+	return me
+}
+
+func canon(t testing.TB, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var x any
+	_ = json.Unmarshal(b, &x)
+	out, err := graph.Canonical(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+func rejectionKey(r realtime.Rejection) string {
+	return string(r.Direction) + "/" + string(r.Phase) + "/" + string(r.Reason) + "/" + string(r.Fault)
+}
+
+func ctx5(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func chatSource(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile("testdata/chat/chat.cue")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

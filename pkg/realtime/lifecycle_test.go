@@ -1,0 +1,192 @@
+package realtime_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"stitchkit.dev/stitchkit/pkg/realtime"
+)
+
+// TestSlowConsumer: a client that stops reading fills its send queue and
+// is closed with the configured code; other clients are unaffected.
+func TestSlowConsumer(t *testing.T) {
+	for _, code := range []int{realtime.CloseTryAgainLater, realtime.ClosePolicyViolation} {
+		t.Run(fmt.Sprint(code), func(t *testing.T) {
+			o := realtime.Options[string]{SendQueue: 4, SlowConsumerCode: code, CloseTimeout: 10 * time.Second}
+			cs := trackConns(&o)
+			h := newHarness(t, chatContract(t), &o)
+			slow := h.raw(t) // never reads until the end
+			slowConn := cs.next(t)
+			fast := h.dial(t, nil, nil)
+			cs.next(t)
+			got := inbox(t, fast)
+			big := map[string]any{"text": strings.Repeat("x", 60<<10), "from": "srv"}
+			var err error
+			for i := 0; i < 10000 && err == nil; i++ {
+				err = slowConn.Emit(ctx5(t), "message", big)
+			}
+			mustCode(t, err, realtime.CodeRequestDisconnect)
+			if s := h.srv.Stats(); s.SlowConsumers != 1 {
+				t.Fatalf("stats %+v", s)
+			}
+			if err := h.srv.Emit(ctx5(t), "message", map[string]any{"text": "still here", "from": "srv"}); err != nil {
+				t.Fatal(err)
+			}
+			expect(t, got, "still here")
+			if c := closeCode(t, slow); c != code {
+				t.Fatalf("close %d, want %d", c, code)
+			}
+		})
+	}
+}
+
+// TestShutdown: connections are closed with 1001 after their queued
+// frames, pending requests fail as disconnected, new handshakes get 503,
+// and nothing is left running (goleak in TestMain).
+func TestShutdown(t *testing.T) {
+	var o realtime.Options[string]
+	cs := trackConns(&o)
+	h := newHarness(t, chatContract(t), &o)
+	cl := h.dial(t, nil, nil)
+	conn := cs.next(t)
+	got := inbox(t, cl)
+	changes := make(chan bool, 1)
+	cl.OnConnectionChange(func(up bool) { changes <- up })
+	raw := h.raw(t)
+	rawConn := cs.next(t)
+
+	requestErr := make(chan error, 1)
+	go func() {
+		_, err := rawConn.Request(context.Background(), 10*time.Second, "confirm", map[string]any{"question": "?"})
+		requestErr <- err
+	}()
+	readFrame(t, raw) // the request is in flight
+	if err := conn.Emit(ctx5(t), "message", map[string]any{"text": "last words", "from": "srv"}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		done <- h.srv.Shutdown(ctx)
+	}()
+	expect(t, got, "last words")
+	<-cl.Done()
+	var ce *websocket.CloseError
+	if !errors.As(cl.Err(), &ce) || ce.Code != realtime.CloseGoingAway {
+		t.Fatalf("client ended with %v", cl.Err())
+	}
+	if up := <-changes; up {
+		t.Fatal("connection change says up")
+	}
+	if c := closeCode(t, raw); c != realtime.CloseGoingAway {
+		t.Fatalf("raw client closed with %d", c)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	mustCode(t, <-requestErr, realtime.CodeRequestDisconnect)
+	status, body, _ := handshake(t, h.url, http.Header{"Sec-WebSocket-Protocol": {realtime.Subprotocol}})
+	if status != 503 || errCode(body) != "SERVICE_UNAVAILABLE" {
+		t.Fatalf("handshake after shutdown: %d %v", status, body)
+	}
+	if err := h.srv.Emit(ctx5(t), "message", map[string]any{"text": "x", "from": "y"}); err == nil {
+		t.Fatal("emit after shutdown succeeded")
+	} else {
+		mustCode(t, err, "SERVICE_UNAVAILABLE")
+	}
+}
+
+// TestShutdownDeadline: a peer that never answers the close frame is cut
+// off when the shutdown context ends.
+func TestShutdownDeadline(t *testing.T) {
+	o := realtime.Options[string]{CloseTimeout: time.Minute}
+	cs := trackConns(&o)
+	h := newHarness(t, chatContract(t), &o)
+	h.raw(t) // never reads, so never answers the close frame
+	cs.next(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if err := h.srv.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("Shutdown took %s", d)
+	}
+	waitFor(t, func() bool { return h.srv.Stats().Connections == 0 })
+}
+
+// TestPing: a peer that answers pings stays; one that never reads (so
+// never pongs) is dropped after two intervals.
+func TestPing(t *testing.T) {
+	o := realtime.Options[string]{PingInterval: 30 * time.Millisecond}
+	cs := trackConns(&o)
+	h := newHarness(t, chatContract(t), &o)
+	alive := h.dial(t, nil, nil) // its read loop answers pings
+	aliveConn := cs.next(t)
+	h.raw(t)
+	deadConn := cs.next(t)
+	waitFor(t, func() bool { return !deadConn.Connected() })
+	time.Sleep(100 * time.Millisecond)
+	if !aliveConn.Connected() || !alive.Connected() {
+		t.Fatal("a client answering pings was dropped")
+	}
+}
+
+// TestBroadcastPastStalledConnections: connections whose sockets are full
+// (their clients stopped reading) must not hold up a broadcast to the
+// others. Each broadcast sweep has one worker per CPU; when they are all
+// stuck in writes, more join, so the reading clients keep getting every
+// frame promptly.
+func TestBroadcastPastStalledConnections(t *testing.T) {
+	h := newHarness(t, chatContract(t), &realtime.Options[string]{SendQueue: 1000, WriteTimeout: time.Minute, CloseTimeout: 100 * time.Millisecond})
+	for range 4 {
+		h.raw(t) // never reads
+	}
+	// The reading clients are raw: validating megabytes of text under the
+	// race detector would be slower than what this test measures.
+	var fast []chan int
+	for range 4 {
+		ws := h.raw(t)
+		ch := make(chan int, 64)
+		go func() {
+			for {
+				_, data, err := ws.ReadMessage()
+				if err != nil {
+					return
+				}
+				ch <- len(data)
+			}
+		}()
+		fast = append(fast, ch)
+	}
+	waitFor(t, func() bool { return h.srv.Stats().Connections == 8 })
+	big := strings.Repeat("x", 256<<10)
+	for i := range 64 { // 16 MiB per stalled socket: far beyond what loopback buffers hold
+		start := time.Now()
+		if err := h.srv.Emit(ctx5(t), "message", map[string]any{"text": big, "from": fmt.Sprint(i)}); err != nil {
+			t.Fatal(err)
+		}
+		for _, ch := range fast {
+			select {
+			case n := <-ch:
+				if n < len(big) {
+					t.Fatalf("broadcast %d: got %d bytes", i, n)
+				}
+			case <-time.After(3 * time.Second):
+				t.Fatalf("broadcast %d did not reach a reading client in 3s (stalled behind a full socket)", i)
+			}
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Logf("broadcast %d took %s", i, d)
+		}
+	}
+}
