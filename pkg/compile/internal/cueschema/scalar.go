@@ -84,6 +84,10 @@ func (w *walker) scalar(v, e cue.Value, eop cue.Op, eargs []cue.Value, path stri
 		}
 		op, args := eop, eargs // e.Expr(), which the caller asked already
 		if d > 0 {
+			if bop, text, ok := literalBound(c); ok {
+				w.boundNumber(c, bop, text, path, s)
+				return
+			}
 			op, args = c.Expr()
 		}
 		switch op {
@@ -182,7 +186,36 @@ func (w *walker) bound(c cue.Value, op cue.Op, args []cue.Value, path string, s 
 		w.refuse(c, path, fmt.Sprintf("the bound %v", c), "it is not a number", "bound with a number")
 		return
 	}
-	text := numberText(b)
+	w.boundNumber(c, op, numberText(b), path, s)
+}
+
+// literalBound reads a bound written as an operator on a decimal integer
+// literal (>=1, <100) from c's source, without the evaluation contexts
+// Value.Expr builds; ok is false for anything else.
+func literalBound(c cue.Value) (op cue.Op, text string, ok bool) {
+	u, isUnary := c.Source().(*ast.UnaryExpr)
+	if !isUnary {
+		return 0, "", false
+	}
+	lit, isLit := u.X.(*ast.BasicLit)
+	if !isLit || lit.Kind != token.INT || !plainDigits(lit.Value) {
+		return 0, "", false
+	}
+	switch u.Op {
+	case token.GEQ:
+		return cue.GreaterThanEqualOp, lit.Value, true
+	case token.GTR:
+		return cue.GreaterThanOp, lit.Value, true
+	case token.LEQ:
+		return cue.LessThanEqualOp, lit.Value, true
+	case token.LSS:
+		return cue.LessThanOp, lit.Value, true
+	}
+	return 0, "", false
+}
+
+// boundNumber adds the numeric bound op text to s.
+func (w *walker) boundNumber(c cue.Value, op cue.Op, text, path string, s map[string]any) {
 	kw := map[cue.Op]string{cue.GreaterThanOp: "exclusiveMinimum", cue.GreaterThanEqualOp: "minimum", cue.LessThanOp: "exclusiveMaximum", cue.LessThanEqualOp: "maximum"}[op]
 	if f := typeBoundFormat(op, text); f != "" {
 		// The bound of int64, uint64, float64, …: a format our
