@@ -214,3 +214,21 @@ func TestDuplicateClass(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestSchemaWarningsReported: the translator's warnings (a reference to
+// an optional field) reach the report stitch vet prints, positioned, and
+// do not fail the contract.
+func TestSchemaWarningsReported(t *testing.T) {
+	src := "package c\n\nimport \"stitchkit.dev/stitchkit/schema\"\n\n#Book: {year?: int & >=1450}\n\nschema.#Contract & {\n\tname: \"c\"\n\tversion: \"1.0.0\"\n" +
+		"\tservices: books: operations: create: {method: \"POST\", path: \"/\", desc: \"d\", #input: {year?: #Book.year}}\n}\n"
+	rep := report(t, files(src))
+	if len(rep.Errors) > 0 || rep.Graph == nil {
+		t.Fatalf("a warning failed the contract: %v", rep.Errors)
+	}
+	for _, w := range rep.Warnings {
+		if w.Rule == "optional-field-reference" && w.Pos.File == "c.cue" && w.Pos.Line == 10 && strings.Contains(w.Message, "#Year: int & >=1450") {
+			return
+		}
+	}
+	t.Errorf("no positioned optional-field-reference warning in %v", rep.Warnings)
+}
