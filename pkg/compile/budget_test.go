@@ -111,11 +111,13 @@ func TestWorstInputsAnswerQuickly(t *testing.T) {
 				}
 			}
 			all := strings.Join(got.Diagnostics, "\n")
-			if raceEnabled && strings.Contains(all, "evaluation-budget") {
-				// The race detector slows the translation of the
-				// large ones past the (production) budget: the
-				// watchdog answering in time is what is checked.
-				t.Logf("%v (race detector): %s", got.Elapsed, all)
+			if (in.want == "" || raceEnabled) && strings.Contains(all, "evaluation-budget") && !strings.Contains(in.want, "evaluation-budget") {
+				// A contract that compiles in a fraction of a second
+				// on a quiet machine met the (production) budget: a
+				// busy machine or the race detector. The watchdog
+				// answering in time is what is checked here; the
+				// translator's own bound is TestBoundedWork's.
+				t.Logf("%v (slow machine): %s", got.Elapsed, all)
 				return
 			}
 			if in.want != "" && !strings.Contains(all, in.want) {
