@@ -1,0 +1,86 @@
+package httpmount
+
+import (
+	"strconv"
+	"strings"
+	"sync/atomic"
+)
+
+// Response header values, made in blocks.
+//
+// Every response carries an X-Request-Id and every JSON success a
+// Content-Type; each value is a one-element []string in the response's
+// header map, and a fresh request id is a fresh string. Allocated one by
+// one that is three allocations per request. A slots value hands them out
+// from blocks of slotBlock values made together (three allocations per
+// block), so a request allocates none of its own.
+//
+// Nothing mutable is shared: a request's slot is a one-element,
+// full-capacity slice of the block (appending to it copies, and each slot
+// index is handed to exactly one request, which may overwrite it), and a
+// block is complete before it is published.
+
+const slotBlock = 32
+
+// slots hands out one-element []string header values.
+type slots struct {
+	// fill sets the values of a new block whose first slot has sequence
+	// number first.
+	fill func(first uint64, vals []string)
+	seq  atomic.Uint64
+	cur  atomic.Pointer[block]
+}
+
+type block struct {
+	first uint64 // sequence number of vals[0]
+	vals  []string
+}
+
+// take returns the next slot: a []string of length and capacity 1 that no
+// other request holds, and its sequence number.
+func (s *slots) take() ([]string, uint64) {
+	n := s.seq.Add(1)
+	b := s.cur.Load()
+	if b == nil || n < b.first || n-b.first >= slotBlock {
+		// The first request past a block makes the next one. Requests that
+		// race here each make the block their own number falls in: every
+		// block is correct for the numbers it covers, whichever is current.
+		nb := &block{first: n - n%slotBlock, vals: make([]string, slotBlock)}
+		s.fill(nb.first, nb.vals)
+		s.cur.CompareAndSwap(b, nb)
+		b = nb
+	}
+	i := n - b.first
+	return b.vals[i : i+1 : i+1], n
+}
+
+// constSlots hands out slots holding v.
+func constSlots(v string) *slots {
+	return &slots{fill: func(_ uint64, vals []string) {
+		for i := range vals {
+			vals[i] = v
+		}
+	}}
+}
+
+// idSlots hands out fresh request ids: prefix followed by the slot's
+// sequence number in base 36, unique within the process. The block's ids
+// share one string.
+func idSlots(prefix string) *slots {
+	return &slots{fill: func(first uint64, vals []string) {
+		var sb strings.Builder
+		sb.Grow(len(vals) * (len(prefix) + 8))
+		var ends [slotBlock]int
+		var num [13]byte
+		for i := range vals {
+			sb.WriteString(prefix)
+			sb.Write(strconv.AppendUint(num[:0], first+uint64(i), 36))
+			ends[i] = sb.Len()
+		}
+		all, start := sb.String(), 0
+		for i := range vals {
+			vals[i] = all[start:ends[i]]
+			start = ends[i]
+		}
+	}}
+}
