@@ -53,7 +53,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -418,14 +417,22 @@ func validRequestID(id string) bool {
 }
 
 // isCleanPath reports whether an escaped request path is in the form
-// ServeMux matches without redirecting.
+// ServeMux matches without redirecting: what path.Clean leaves unchanged
+// (a trailing slash kept), i.e. rooted, with no empty, "." or ".."
+// segment but a final empty one. A scan, so a clean path costs no
+// cleaning.
 func isCleanPath(p string) bool {
 	if p == "" || p[0] != '/' {
 		return false
 	}
-	c := path.Clean(p)
-	if strings.HasSuffix(p, "/") && c != "/" {
-		c += "/"
+	for rest := p[1:]; ; {
+		seg, after, more := strings.Cut(rest, "/")
+		if seg == "." || seg == ".." || seg == "" && more {
+			return false
+		}
+		if !more {
+			return true
+		}
+		rest = after
 	}
-	return c == p
 }

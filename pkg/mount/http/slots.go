@@ -65,16 +65,21 @@ func constSlots(v string) *slots {
 
 // idSlots hands out fresh request ids: prefix followed by the slot's
 // sequence number in base 36, unique within the process. The block's ids
-// share one string.
+// share one string; its numbers are consecutive, so after the first each
+// is the previous one plus one, counted on the digits (no division per id).
 func idSlots(prefix string) *slots {
 	return &slots{fill: func(first uint64, vals []string) {
 		var sb strings.Builder
 		sb.Grow(len(vals) * (len(prefix) + 8))
 		var ends [slotBlock]int
-		var num [13]byte
+		var buf [16]byte
+		num := strconv.AppendUint(buf[:0], first, 36)
 		for i := range vals {
+			if i > 0 && !increment36(num) {
+				num = strconv.AppendUint(buf[:0], first+uint64(i), 36) // one digit more
+			}
 			sb.WriteString(prefix)
-			sb.Write(strconv.AppendUint(num[:0], first+uint64(i), 36))
+			sb.Write(num)
 			ends[i] = sb.Len()
 		}
 		all, start := sb.String(), 0
@@ -83,4 +88,23 @@ func idSlots(prefix string) *slots {
 			start = ends[i]
 		}
 	}}
+}
+
+// increment36 adds one in place to the base-36 number num (lower-case
+// digits, as strconv writes them). It reports false when the sum needs one
+// more digit (num was all z), leaving num unusable.
+func increment36(num []byte) bool {
+	for i := len(num) - 1; i >= 0; i-- {
+		switch c := num[i]; c {
+		case 'z':
+			num[i] = '0'
+		case '9':
+			num[i] = 'a'
+			return true
+		default:
+			num[i] = c + 1
+			return true
+		}
+	}
+	return false
 }
