@@ -182,7 +182,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.opts.CORS != nil && h.cors(w, r) {
 		return
 	}
-	if p := r.URL.EscapedPath(); !isCleanPath(p) {
+	if !isCleanPath(cleanCheckPath(r.URL)) {
 		h.writeError(w, r, h.runner.Normalize(r.Context(), nil, mount.NewError("NOT_FOUND", "")))
 		return
 	}
@@ -414,6 +414,17 @@ func validRequestID(id string) bool {
 		}
 	}
 	return true
+}
+
+// cleanCheckPath is the path isCleanPath judges: u.EscapedPath(), or
+// u.Path when there is no RawPath, since escaping never adds, removes or
+// changes a "/" or a "." (so it cannot change the verdict) and is a scan
+// of its own.
+func cleanCheckPath(u *url.URL) string {
+	if u.RawPath == "" {
+		return u.Path
+	}
+	return u.EscapedPath()
 }
 
 // isCleanPath reports whether an escaped request path is in the form

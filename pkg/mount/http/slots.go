@@ -3,6 +3,7 @@ package httpmount
 import (
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -16,10 +17,13 @@ import (
 // block), so a request allocates none of its own.
 //
 // Nothing mutable is shared: a request's slot is a one-element,
-// full-capacity slice of the block (appending to it copies, and each slot
-// index is handed to exactly one request, which may overwrite it), and a
-// block is complete before it is published. The price: a response header
-// kept after its request keeps its block (about 1 KiB) alive.
+// full-capacity slice of a block (appending to it copies), each slot is
+// handed to exactly one request, which may overwrite it, and a block is
+// taken by one request at a time (blocks with slots left wait in a
+// sync.Pool, so parallel requests on different Ps never contend; a block
+// the pool drops at a GC only leaves its sequence numbers unused). The
+// price: a response header kept after its request keeps its block (about
+// 1 KiB) alive.
 
 const slotBlock = 32
 
@@ -28,31 +32,30 @@ type slots struct {
 	// fill sets the values of a new block whose first slot has sequence
 	// number first.
 	fill func(first uint64, vals []string)
-	seq  atomic.Uint64
-	cur  atomic.Pointer[block]
+	seq  atomic.Uint64 // sequence numbers handed to blocks so far
+	free sync.Pool     // *block with slots left
 }
 
 type block struct {
 	first uint64 // sequence number of vals[0]
 	vals  []string
+	next  int // the slot to hand out next
 }
 
 // take returns the next slot: a []string of length and capacity 1 that no
-// other request holds, and its sequence number.
+// other request holds, and its sequence number (unique per slots value).
 func (s *slots) take() ([]string, uint64) {
-	n := s.seq.Add(1)
-	b := s.cur.Load()
-	if b == nil || n < b.first || n-b.first >= slotBlock {
-		// The first request past a block makes the next one. Requests that
-		// race here each make the block their own number falls in: every
-		// block is correct for the numbers it covers, whichever is current.
-		nb := &block{first: n - n%slotBlock, vals: make([]string, slotBlock)}
-		s.fill(nb.first, nb.vals)
-		s.cur.CompareAndSwap(b, nb)
-		b = nb
+	b, _ := s.free.Get().(*block)
+	if b == nil {
+		b = &block{first: s.seq.Add(slotBlock) - slotBlock, vals: make([]string, slotBlock)}
+		s.fill(b.first, b.vals)
 	}
-	i := n - b.first
-	return b.vals[i : i+1 : i+1], n
+	i := b.next
+	v, n := b.vals[i:i+1:i+1], b.first+uint64(i)
+	if b.next++; b.next < slotBlock {
+		s.free.Put(b)
+	}
+	return v, n
 }
 
 // constSlots hands out slots holding v.

@@ -1,6 +1,7 @@
 package httpmount
 
 import (
+	"net/url"
 	"path"
 	"strconv"
 	"strings"
@@ -91,10 +92,11 @@ func TestConstSlots(t *testing.T) {
 	}
 }
 
-// FuzzIsCleanPath: the scan agrees with its definition by path.Clean.
+// FuzzIsCleanPath: the scan agrees with its definition by path.Clean, and
+// cleanCheckPath with EscapedPath.
 func FuzzIsCleanPath(f *testing.F) {
 	for _, s := range []string{"", "/", "//", "/a", "/a/", "/a//", "//a", "/a/./b", "/a/../b", "/.", "/..", "/a/.",
-		"/a/..", "/.a", "/..a/", "/a/b.", "a", "a/", "/%2e%2e/", "/a/b/c/"} {
+		"/a/..", "/.a", "/..a/", "/a/b.", "a", "a/", "/%2e%2e/", "/a/b/c/", "/a b/./", "/é/..", "/a?b/", "/a%/b", "*"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, p string) {
@@ -108,6 +110,12 @@ func FuzzIsCleanPath(f *testing.F) {
 		}
 		if got := isCleanPath(p); got != want {
 			t.Errorf("isCleanPath(%q) = %v, want %v", p, got, want)
+		}
+		// Judging the unescaped path (no RawPath) is judging the escaped
+		// one.
+		u := &url.URL{Path: p}
+		if got, esc := isCleanPath(cleanCheckPath(u)), isCleanPath(u.EscapedPath()); got != esc {
+			t.Errorf("path %q: %v, escaped %q: %v", p, got, u.EscapedPath(), esc)
 		}
 	})
 }
