@@ -105,7 +105,9 @@ await step("a contract descriptor and a validator check locally", async () => {
   };
   const validate = (direction, event, kind, value) =>
     event === "say" && kind === "args" && value[0]?.text?.length > 5 ? [{ path: "/0/text", keyword: "maxLength", message: "too long" }] : null;
-  const rt2 = await connect(url, { contract, validate });
+  // closeTimeout: the close code is checked, and a loaded machine may not
+  // run node for longer than the default 2 s.
+  const rt2 = await connect(url, { contract, validate, closeTimeout: 20000 });
   assert.throws(() => rt2.emit("say", { text: "x" }), code("REALTIME_CONTRACT_VIOLATION", (e) => assert.equal(e.details.reason, "missing-acknowledgement")));
   await assert.rejects(rt2.request("typing", [true]), code("REALTIME_CONTRACT_VIOLATION", (e) => assert.equal(e.details.reason, "unexpected-acknowledgement")));
   await assert.rejects(rt2.request("shout", []), code("REALTIME_CONTRACT_VIOLATION", (e) => assert.equal(e.details.reason, "unknown-event")));
