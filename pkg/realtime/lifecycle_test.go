@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -189,4 +190,68 @@ func TestBroadcastPastStalledConnections(t *testing.T) {
 			t.Logf("broadcast %d took %s", i, d)
 		}
 	}
+}
+
+// TestPeerClose: the server answers a client's close frame with the
+// client's code, also when the frame had to wait behind a full inbox: it
+// is read (and answered) once a handler finishes, and until then the
+// connection is open.
+func TestPeerClose(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	disconnected := make(chan error, 4)
+	o := realtime.Options[string]{Inbox: 1, OnDisconnect: func(_ *realtime.Conn[string], err error) { disconnected <- err }}
+	cs := trackConns(&o)
+	h := newHarness(t, chatContract(t), &o)
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	h.handle("typing", func(context.Context, *realtime.Conn[string], realtime.Args) (any, error) { return nil, nil })
+	h.handle("say", func(context.Context, *realtime.Conn[string], realtime.Args) (any, error) {
+		<-release
+		return map[string]any{"n": 1}, nil
+	})
+	peerCode := func(err error) int {
+		var ce *websocket.CloseError
+		if !errors.As(err, &ce) {
+			t.Fatalf("disconnected with %v, want the peer's close frame", err)
+		}
+		return ce.Code
+	}
+	sendClose := func(ws *websocket.Conn, code int) {
+		if err := ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, "bye"), time.Now().Add(5*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("answered", func(t *testing.T) {
+		ws := h.raw(t)
+		cs.next(t)
+		sendClose(ws, 4000)
+		if c := closeCode(t, ws); c != 4000 {
+			t.Fatalf("answered with %d", c)
+		}
+		if c := peerCode(<-disconnected); c != 4000 {
+			t.Fatalf("OnDisconnect heard %d", c)
+		}
+	})
+	t.Run("behind a full inbox", func(t *testing.T) {
+		ws := h.raw(t)
+		conn := cs.next(t)
+		// One event runs and blocks, one waits in the inbox, one in the
+		// reader: the close frame behind them is not read yet.
+		writeText(t, ws, `{"type":"event","id":1,"event":"say","args":[{"text":"stall"}]}`)
+		writeText(t, ws, `{"type":"event","event":"typing","args":[true]}`)
+		writeText(t, ws, `{"type":"event","event":"typing","args":[true]}`)
+		sendClose(ws, 4001)
+		time.Sleep(300 * time.Millisecond)
+		if !conn.Connected() {
+			t.Fatal("the close frame was read past a full inbox")
+		}
+		once.Do(func() { close(release) })
+		if c := closeCode(t, ws); c != 4001 {
+			t.Fatalf("answered with %d", c)
+		}
+		if c := peerCode(<-disconnected); c != 4001 {
+			t.Fatalf("OnDisconnect heard %d", c)
+		}
+	})
 }
