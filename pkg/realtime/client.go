@@ -80,6 +80,7 @@ func Dial(ctx context.Context, url string, c *Contract, opts *DialOptions) (*Cli
 	}
 	ws.SetReadLimit(o.MaxFrameBytes)
 	ws.SetCloseHandler(func(code int, _ string) error { return answerClose(ws, code, DefaultCloseTimeout) })
+	ws.SetPingHandler(func(data string) error { return answerPing(ws, data, o.WriteTimeout) })
 	t := &wsTransport{ws: ws, writeTimeout: o.WriteTimeout, maxDepth: o.MaxDepth, connected: true,
 		subs: map[*inSub]struct{}{}, changes: map[*changeSub]struct{}{}, done: make(chan struct{})}
 	b := Bind(t, c, &BindOptions{RequestTimeout: o.RequestTimeout, MaxDepth: o.MaxDepth, OnError: o.OnError})
@@ -367,5 +368,17 @@ func (t *wsTransport) close(code int, text string, wait time.Duration) error {
 // a clean close code.
 func answerClose(ws *websocket.Conn, code int, timeout time.Duration) error {
 	_ = ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, ""), time.Now().Add(timeout))
+	return nil
+}
+
+// answerPing is the client's ping handler. gorilla's default gives the pong
+// one second, and a pong whose write outlives it (the goroutine was not
+// run in time, or waited for the write lock behind a data write) ends the
+// read loop with an i/o timeout: a loaded client would drop a healthy
+// connection. This one gives the pong the write timeout and never fails
+// the read loop: when pongs do not get through, the server's ping check
+// closes the connection, and a broken socket fails the next write.
+func answerPing(ws *websocket.Conn, data string, timeout time.Duration) error {
+	_ = ws.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(timeout))
 	return nil
 }

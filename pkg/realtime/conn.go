@@ -444,6 +444,13 @@ func (c *Conn[I]) peerClosed(code int, _ string) error {
 	return answerClose(c.ws, code, c.srv.opts.CloseTimeout)
 }
 
+// peerPinged answers a peer's ping (see answerPing: gorilla's own answer
+// ends the read loop when its pong misses a one-second deadline).
+func (c *Conn[I]) peerPinged(data string) error {
+	c.lastSeen.Store(time.Now().UnixNano())
+	return answerPing(c.ws, data, c.srv.opts.WriteTimeout)
+}
+
 // frameSink is what readFrames feeds: a server connection.
 type frameSink interface {
 	started()

@@ -269,3 +269,45 @@ func TestPeerClose(t *testing.T) {
 		}
 	})
 }
+
+// TestPingAnswered: both Go ends answer a peer's ping with its payload
+// (their own handler, which gives the pong the write timeout instead of
+// gorilla's one second).
+func TestPingAnswered(t *testing.T) {
+	pongs := func(ws *websocket.Conn) chan string {
+		ch := make(chan string, 1)
+		ws.SetPongHandler(func(data string) error { ch <- data; return nil })
+		go func() {
+			for {
+				if _, _, err := ws.ReadMessage(); err != nil {
+					return
+				}
+			}
+		}()
+		return ch
+	}
+	ping := func(t *testing.T, ws *websocket.Conn, ch chan string) {
+		t.Helper()
+		if err := ws.WriteControl(websocket.PingMessage, []byte("are you there"), time.Now().Add(5*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case got := <-ch:
+			if got != "are you there" {
+				t.Fatalf("pong %q", got)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("no pong")
+		}
+	}
+	t.Run("server", func(t *testing.T) {
+		h := newHarness(t, chatContract(t), nil)
+		ws := h.raw(t)
+		ping(t, ws, pongs(ws))
+	})
+	t.Run("client", func(t *testing.T) {
+		fs := newFakeServer(t, realtime.Subprotocol)
+		_, ws, _ := dialFake(t, fs)
+		ping(t, ws, pongs(ws))
+	})
+}

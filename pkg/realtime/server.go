@@ -431,6 +431,7 @@ func (s *Server[I]) start(ws *websocket.Conn, identity I) {
 	ws.SetReadLimit(s.opts.MaxFrameBytes)
 	ws.SetPongHandler(c.pong)
 	ws.SetCloseHandler(c.peerClosed)
+	ws.SetPingHandler(c.peerPinged)
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
