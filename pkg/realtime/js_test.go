@@ -49,6 +49,12 @@ func TestJSClient(t *testing.T) {
 	cmd := nodeCommand(t)
 	var o realtime.Options[string]
 	h := newHarness(t, chatContract(t), &o)
+	// "slow" waits for "release-slow" from another connection: an answer
+	// that is late whatever the scheduler does (a sleep was not, when node
+	// did not run for longer than it).
+	slow := make(chan struct{})
+	var releaseSlow sync.Once
+	t.Cleanup(func() { releaseSlow.Do(func() { close(slow) }) }) // before the harness shuts down
 	var n atomic.Int64
 	var typed atomic.Bool
 	h.handle("typing", func(_ context.Context, _ *realtime.Conn[string], a realtime.Args) (any, error) {
@@ -86,7 +92,9 @@ func TestJSClient(t *testing.T) {
 		case "bad-ask":
 			ask("bad?")
 		case "slow":
-			time.Sleep(300 * time.Millisecond)
+			<-slow
+		case "release-slow":
+			releaseSlow.Do(func() { close(slow) })
 		case "hang":
 			c.Close()
 		}
