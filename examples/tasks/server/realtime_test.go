@@ -54,12 +54,15 @@ func watcher(t *testing.T, url, board string) chan tasksapi.Task {
 	}
 	t.Cleanup(func() { _ = cl.Close() })
 	got := make(chan tasksapi.Task, 16)
-	if _, err := cl.On("taskChanged", func(_ context.Context, args realtime.Args) (any, error) {
+	if _, err := cl.On("taskChanged", func(ctx context.Context, args realtime.Args) (any, error) {
 		var a tasksapi.BoardTaskChangedArgs
 		if err := json.Unmarshal(args.JSON(), &a); err != nil {
 			return nil, err
 		}
-		got <- a.Item0
+		select {
+		case got <- a.Item0:
+		case <-ctx.Done(): // Close waits for handlers: never block it
+		}
 		return nil, nil
 	}); err != nil {
 		t.Fatal(err)
