@@ -57,6 +57,13 @@ func (ep *Endpoint) HasInput() bool { return ep.input != nil }
 // HasOutput reports whether the endpoint declares #output.
 func (ep *Endpoint) HasOutput() bool { return ep.output != nil }
 
+// WireParams returns the wire fields of the endpoint's #params (nil when it
+// declares none). A transport that knows its parameter names up front (the
+// HTTP mount's path wildcards) reads each string with its field once per
+// request into [Fields.Values], the same reading [Fields.Wire] gets,
+// without building a map of strings first.
+func (ep *Endpoint) WireParams() *project.WireObject { return ep.wireParams }
+
 // Request is one call as a transport hands it to [Endpoint.Call]. The
 // runner reads each part at the pipeline step that needs it.
 type Request struct {
@@ -90,7 +97,8 @@ type Request struct {
 // forms: Wire (when non-nil) holds wire strings — a path's wildcards, a
 // parsed query string — that the runner reads as the schema's types
 // ([project.WireObject.Coerce]); Values holds decoded JSON values (tool
-// arguments), used as they are.
+// arguments, or wire strings the transport already read with the same
+// fields, [Endpoint.WireParams]), used as they are.
 //
 // Err, when set, is the transport's failure to read the part (a malformed
 // query string): it is the call's answer at that part's pipeline step, so a
@@ -123,9 +131,28 @@ type Call struct {
 
 	ep        *Endpoint
 	inputJSON json.RawMessage
+	ctx       callContext
 }
 
 type callKey struct{}
+
+// callContext is the context a call runs in: its parent plus the call. It
+// lives inside the Call, so a call costs one allocation where
+// context.WithValue would add a second; everything but the call's key is
+// the parent's (deadline, cancellation, values, context.Cause).
+type callContext struct {
+	context.Context
+	c *Call
+}
+
+func (x *callContext) Value(key any) any {
+	if _, ok := key.(callKey); ok {
+		return x.c
+	}
+	return x.Context.Value(key)
+}
+
+func (x *callContext) String() string { return fmt.Sprint(x.Context) + ".WithValue(mount.Call)" }
 
 // CallFrom returns the call a context belongs to (every context the
 // runner passes to hooks and handlers carries it), or nil.
@@ -204,8 +231,12 @@ type Issue struct {
 // Call runs the pipeline (see [Runner]) for one call. It never panics:
 // a panic in a hook or the handler becomes INTERNAL_SERVER_ERROR.
 func (ep *Endpoint) Call(ctx context.Context, req *Request) (res Result) {
+	if ctx == nil {
+		panic("cannot create context from nil parent") // as context.WithValue
+	}
 	c := &Call{Identity: ep.id, Source: req.Source, Native: req.Native, ep: ep}
-	ctx = context.WithValue(ctx, callKey{}, c)
+	c.ctx = callContext{Context: ctx, c: c}
+	ctx = &c.ctx
 	var cause error
 	defer func() {
 		if p := recover(); p != nil {

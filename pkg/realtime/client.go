@@ -79,6 +79,8 @@ func Dial(ctx context.Context, url string, c *Contract, opts *DialOptions) (*Cli
 		return nil, fmt.Errorf("realtime: %s did not select the subprotocol %s (got %q)", url, Subprotocol, ws.Subprotocol())
 	}
 	ws.SetReadLimit(o.MaxFrameBytes)
+	ws.SetCloseHandler(func(code int, _ string) error { return answerClose(ws, code, DefaultCloseTimeout) })
+	ws.SetPingHandler(func(data string) error { return answerPing(ws, data, o.WriteTimeout) })
 	t := &wsTransport{ws: ws, writeTimeout: o.WriteTimeout, maxDepth: o.MaxDepth, connected: true,
 		subs: map[*inSub]struct{}{}, changes: map[*changeSub]struct{}{}, done: make(chan struct{})}
 	b := Bind(t, c, &BindOptions{RequestTimeout: o.RequestTimeout, MaxDepth: o.MaxDepth, OnError: o.OnError})
@@ -86,8 +88,11 @@ func Dial(ctx context.Context, url string, c *Contract, opts *DialOptions) (*Cli
 	return &Client{Bound: b, t: t}, nil
 }
 
-// Close closes the connection with 1000 and waits (at most
-// DefaultCloseTimeout) for the server's answer and for running handlers.
+// Close closes the connection with 1000: it sends the close frame (a
+// write in progress does not hold it up) and waits at most
+// DefaultCloseTimeout for the server's answer, then closes the network
+// connection whether or not the server answered. It then waits for running
+// handlers to return; their context is cancelled.
 func (c *Client) Close() error {
 	err := c.t.close(CloseNormal, "", DefaultCloseTimeout)
 	c.Unbind()
@@ -110,7 +115,7 @@ type wsTransport struct {
 	ws           *websocket.Conn
 	writeTimeout time.Duration
 	maxDepth     int
-	wmu          sync.Mutex // gorilla allows one writer at a time
+	wmu          sync.Mutex // gorilla allows one writer at a time (control frames excepted)
 
 	mu        sync.Mutex
 	connected bool
@@ -270,9 +275,7 @@ func (t *wsTransport) readLoop() {
 }
 
 func (t *wsTransport) protocolClose(code int, reason string) error {
-	t.wmu.Lock()
 	_ = t.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
-	t.wmu.Unlock()
 	return &websocket.CloseError{Code: code, Text: reason}
 }
 
@@ -334,17 +337,20 @@ func (t *wsTransport) settle(f frame) {
 }
 
 func (t *wsTransport) close(code int, text string, wait time.Duration) error {
+	start := time.Now()
 	select {
 	case <-t.done:
 		return nil // already closed
 	default:
 	}
-	t.wmu.Lock()
+	// Not under wmu: gorilla lets WriteControl run beside a data write,
+	// and a data write stuck on a full socket may hold wmu for the whole
+	// write timeout. WriteControl waits for gorilla's own write lock only
+	// until the deadline.
 	err := t.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text), time.Now().Add(wait))
-	t.wmu.Unlock()
 	select {
 	case <-t.done:
-	case <-time.After(wait):
+	case <-time.After(wait - time.Since(start)):
 		_ = t.ws.Close()
 		<-t.done
 	}
@@ -352,4 +358,27 @@ func (t *wsTransport) close(code int, text string, wait time.Duration) error {
 		return nil
 	}
 	return err
+}
+
+// answerClose is the close handler of both ends: it answers a peer's close
+// frame with its code, giving the write up to timeout (gorilla's default
+// handler gives it one second). It returns nil whatever the write did, so
+// that the read loop ends with the peer's *websocket.CloseError; a failed
+// answer (we had closed first, or the socket is gone) costs the peer only
+// a clean close code.
+func answerClose(ws *websocket.Conn, code int, timeout time.Duration) error {
+	_ = ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, ""), time.Now().Add(timeout))
+	return nil
+}
+
+// answerPing is the client's ping handler. gorilla's default gives the pong
+// one second, and a pong whose write outlives it (the goroutine was not
+// run in time, or waited for the write lock behind a data write) ends the
+// read loop with an i/o timeout: a loaded client would drop a healthy
+// connection. This one gives the pong the write timeout and never fails
+// the read loop: when pongs do not get through, the server's ping check
+// closes the connection, and a broken socket fails the next write.
+func answerPing(ws *websocket.Conn, data string, timeout time.Duration) error {
+	_ = ws.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(timeout))
+	return nil
 }

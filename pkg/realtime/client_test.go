@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -317,4 +318,76 @@ func TestClientAgainstStricterServer(t *testing.T) {
 	if h.callCount("say") != 0 {
 		t.Fatal("the handler saw the rejected frame")
 	}
+}
+
+// TestClientCloseBounded: Close returns within DefaultCloseTimeout (and a
+// margin for a loaded machine) even when the server never reads, so that
+// a data write is stuck on a full socket for its whole write timeout and
+// the close frame cannot follow it.
+func TestClientCloseBounded(t *testing.T) {
+	stop := make(chan struct{})
+	defer close(stop)
+	up := websocket.Upgrader{Subprotocols: []string{realtime.Subprotocol}}
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.Close()
+		if tc, ok := ws.NetConn().(*net.TCPConn); ok {
+			_ = tc.SetReadBuffer(4 << 10)
+		}
+		<-stop // never reads, never answers the close frame
+	}))
+	defer hs.Close()
+	small := &websocket.Dialer{NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetWriteBuffer(4 << 10)
+		}
+		return c, err
+	}}
+	cl, err := realtime.Dial(ctx5(t), "ws"+strings.TrimPrefix(hs.URL, "http"), chatContract(t),
+		&realtime.DialOptions{Dialer: small, WriteTimeout: 10 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Emit until one write has been stuck for half a second: with 4 KiB
+	// socket buffers and a peer that never reads, the socket is full.
+	var inWrite atomic.Int64 // unix nanoseconds the current Emit started; 0 between
+	emitted := make(chan error, 1)
+	go func() {
+		for {
+			inWrite.Store(time.Now().UnixNano())
+			if err := cl.Emit(context.Background(), "typing", true); err != nil {
+				inWrite.Store(0)
+				emitted <- err
+				return
+			}
+		}
+	}()
+	waitFor(t, func() bool {
+		s := inWrite.Load()
+		return s != 0 && time.Since(time.Unix(0, s)) > 500*time.Millisecond
+	})
+
+	start := time.Now()
+	closed := make(chan error, 1)
+	go func() { closed <- cl.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close did not return in 30s (it waits behind the stuck write)")
+	}
+	// The stuck write would hold Close for its 10-minute timeout; the
+	// margin above DefaultCloseTimeout is for a loaded machine.
+	if d := time.Since(start); d > realtime.DefaultCloseTimeout+8*time.Second {
+		t.Fatalf("Close took %s, want about %s", d, realtime.DefaultCloseTimeout)
+	}
+	select {
+	case <-cl.Done():
+	default:
+		t.Fatal("Close returned before the connection ended")
+	}
+	mustCode(t, <-emitted, realtime.CodeRequestDisconnect) // the stuck write failed with the connection
 }

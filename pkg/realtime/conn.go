@@ -436,6 +436,21 @@ func (c *Conn[I]) pong(string) error {
 	return nil
 }
 
+// peerClosed answers the peer's close frame; the read loop then tears the
+// connection down. gorilla's own answer gives up after one second waiting
+// for the write lock, which a busy writer or a loaded machine can exceed,
+// and the peer is then left with 1006 instead of its close code.
+func (c *Conn[I]) peerClosed(code int, _ string) error {
+	return answerClose(c.ws, code, c.srv.opts.CloseTimeout)
+}
+
+// peerPinged answers a peer's ping (see answerPing: gorilla's own answer
+// ends the read loop when its pong misses a one-second deadline).
+func (c *Conn[I]) peerPinged(data string) error {
+	c.lastSeen.Store(time.Now().UnixNano())
+	return answerPing(c.ws, data, c.srv.opts.WriteTimeout)
+}
+
 // frameSink is what readFrames feeds: a server connection.
 type frameSink interface {
 	started()

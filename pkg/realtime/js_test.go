@@ -10,9 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gorilla/websocket"
 
 	"stitchkit.dev/stitchkit/pkg/mount"
 	"stitchkit.dev/stitchkit/pkg/realtime"
@@ -46,6 +49,12 @@ func TestJSClient(t *testing.T) {
 	cmd := nodeCommand(t)
 	var o realtime.Options[string]
 	h := newHarness(t, chatContract(t), &o)
+	// "slow" waits for "release-slow" from another connection: an answer
+	// that is late whatever the scheduler does (a sleep was not, when node
+	// did not run for longer than it).
+	slow := make(chan struct{})
+	var releaseSlow sync.Once
+	t.Cleanup(func() { releaseSlow.Do(func() { close(slow) }) }) // before the harness shuts down
 	var n atomic.Int64
 	var typed atomic.Bool
 	h.handle("typing", func(_ context.Context, _ *realtime.Conn[string], a realtime.Args) (any, error) {
@@ -83,7 +92,9 @@ func TestJSClient(t *testing.T) {
 		case "bad-ask":
 			ask("bad?")
 		case "slow":
-			time.Sleep(300 * time.Millisecond)
+			<-slow
+		case "release-slow":
+			releaseSlow.Do(func() { close(slow) })
 		case "hang":
 			c.Close()
 		}
@@ -117,6 +128,63 @@ func TestJSClient(t *testing.T) {
 	}
 	if strings.Join(keys, " ") != strings.Join(want, " ") {
 		t.Fatalf("server rejections %v, want %v", keys, want)
+	}
+}
+
+// TestJSClientClose runs js/close_test.mjs: close() resolves whether the
+// server answers the closing handshake, cannot read it (its reader waits
+// behind a full inbox), or drops the connection instead.
+func TestJSClientClose(t *testing.T) {
+	cmd := nodeCommand(t)
+	release := make(chan struct{})
+	var once sync.Once
+	h := newHarness(t, chatContract(t), &realtime.Options[string]{Inbox: 1})
+	t.Cleanup(func() { once.Do(func() { close(release) }) }) // before the harness shuts down
+	h.handle("typing", func(context.Context, *realtime.Conn[string], realtime.Args) (any, error) { return nil, nil })
+	h.handle("say", func(_ context.Context, _ *realtime.Conn[string], a realtime.Args) (any, error) {
+		var m struct{ Text string }
+		if err := a.Decode(&m); err != nil {
+			return nil, err
+		}
+		switch m.Text {
+		case "stall":
+			<-release
+		case "release":
+			once.Do(func() { close(release) })
+		}
+		return map[string]any{"n": 1}, nil
+	})
+
+	// The dropping peer: it closes the TCP connection on the client's close
+	// frame, without an answer.
+	up := websocket.Upgrader{Subprotocols: []string{realtime.Subprotocol}}
+	drop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.Close()
+		ws.SetCloseHandler(func(int, string) error { return ws.NetConn().Close() })
+		for {
+			if _, _, err := ws.ReadMessage(); err != nil {
+				return
+			}
+		}
+	}))
+	defer drop.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	run := exec.CommandContext(ctx, cmd[0], append(cmd[1:], "js/close_test.mjs", h.url, "ws"+strings.TrimPrefix(drop.URL, "http"))...)
+	var out bytes.Buffer
+	run.Stdout, run.Stderr = &out, &out
+	err := run.Run()
+	t.Logf("node:\n%s", out.String())
+	if err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	if strings.Contains(out.String(), "FAIL") || strings.Count(out.String(), "ok ") != 4 {
+		t.Fatal("not every step passed")
 	}
 }
 

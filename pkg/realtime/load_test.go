@@ -52,8 +52,20 @@ func TestLoad(t *testing.T) {
 	d := websocket.Dialer{Subprotocols: []string{realtime.Subprotocol}, HandshakeTimeout: 30 * time.Second}
 	for i := range raws {
 		dial.Go(func() (err error) {
-			raws[i], _, err = d.DialContext(ctx, h.url, nil)
-			return err
+			ws, _, err := d.DialContext(ctx, h.url, nil)
+			if err != nil {
+				return err
+			}
+			// The server pings every 30 s, and a loaded run lasts longer.
+			// gorilla's own pong handler gives the pong one second and
+			// then fails the read loop, which a busy machine can miss; the
+			// test's peers answer as realtime.Client does.
+			ws.SetPingHandler(func(data string) error {
+				_ = ws.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(30*time.Second))
+				return nil
+			})
+			raws[i] = ws
+			return nil
 		})
 	}
 	for i := range gos {

@@ -79,7 +79,10 @@ type Options[I any] struct {
 	SlowConsumerCode int
 	// Inbox bounds the admitted events waiting for their handler on one
 	// connection (default 16); when it is full the server stops reading
-	// from that connection until a handler finishes.
+	// from that connection until a handler finishes. Meanwhile it reads
+	// no pong or close frame either: a peer's close is answered late, and
+	// a connection whose inbox stays full for two ping intervals is
+	// dropped as silent.
 	Inbox int
 	// RequestTimeout is the timeout of [Conn.Request] when the call gives
 	// none (default 10 s).
@@ -88,8 +91,13 @@ type Options[I any] struct {
 	// (default 30 s; negative disables). A connection that has sent
 	// nothing, not even a pong, for two intervals is closed.
 	PingInterval time.Duration
-	// CloseTimeout bounds the close handshake (default 2 s): after it the
-	// network connection is closed whether or not the peer answered.
+	// CloseTimeout bounds the close handshake (default 2 s). When the
+	// server closes, the network connection is closed after it whether or
+	// not the peer answered; when the peer closes, the server's answer gets
+	// this long to be written, and the network connection is closed right
+	// after. A peer's close frame is read like any frame, so while the
+	// connection's inbox is full (see Inbox) it waits for a handler to
+	// finish.
 	CloseTimeout time.Duration
 	// ReadBufferSize is the read buffer of each connection (default 512
 	// bytes, which keeps an idle connection small; frames larger than the
@@ -422,6 +430,8 @@ func (s *Server[I]) start(ws *websocket.Conn, identity I) {
 	c.lastSeen.Store(time.Now().UnixNano())
 	ws.SetReadLimit(s.opts.MaxFrameBytes)
 	ws.SetPongHandler(c.pong)
+	ws.SetCloseHandler(c.peerClosed)
+	ws.SetPingHandler(c.peerPinged)
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()

@@ -167,10 +167,10 @@ func TestTargets(t *testing.T) {
 
 func waitFor(t testing.TB, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 5s")
+			t.Fatal("condition not met in 10s")
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
@@ -203,7 +203,7 @@ func TestServerRequest(t *testing.T) {
 		start := time.Now()
 		_, err := conn.Request(ctx5(t), 50*time.Millisecond, "confirm", question)
 		mustCode(t, err, realtime.CodeRequestTimeout)
-		if d := time.Since(start); d < 50*time.Millisecond || d > 2*time.Second {
+		if d := time.Since(start); d < 50*time.Millisecond || d > 4*time.Second { // below ctx5's 5 s
 			t.Fatalf("timed out after %s", d)
 		}
 		f := readFrame(t, ws)

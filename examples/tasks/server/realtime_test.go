@@ -46,7 +46,7 @@ func watcher(t *testing.T, url, board string) chan tasksapi.Task {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	cl, err := realtime.Dial(ctx, url, c, nil)
 	if err != nil {
@@ -54,12 +54,15 @@ func watcher(t *testing.T, url, board string) chan tasksapi.Task {
 	}
 	t.Cleanup(func() { _ = cl.Close() })
 	got := make(chan tasksapi.Task, 16)
-	if _, err := cl.On("taskChanged", func(_ context.Context, args realtime.Args) (any, error) {
+	if _, err := cl.On("taskChanged", func(ctx context.Context, args realtime.Args) (any, error) {
 		var a tasksapi.BoardTaskChangedArgs
 		if err := json.Unmarshal(args.JSON(), &a); err != nil {
 			return nil, err
 		}
-		got <- a.Item0
+		select {
+		case got <- a.Item0:
+		case <-ctx.Done(): // Close waits for handlers: never block it
+		}
 		return nil, nil
 	}); err != nil {
 		t.Fatal(err)
@@ -80,7 +83,7 @@ func changed(t *testing.T, ch chan tasksapi.Task, want tasksapi.Task) {
 		if !bytes.Equal(g, w) {
 			t.Fatalf("taskChanged %s, want %s", g, w)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(10 * time.Second):
 		t.Fatalf("no taskChanged for %s", want.ID)
 	}
 }
@@ -161,29 +164,52 @@ func TestBoardInNode(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "realtime.js"), realtime.JSModule(), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The script traces each step to stderr with the time since it started,
+	// so that a failure says where node was. It must exit by itself: a
+	// timer left running, or a socket close() did not end, keeps it alive,
+	// and the unref'd watchdog turns that into a failure that says so.
 	script := `import { connect } from "./realtime.js";
 const [ws, base] = process.argv.slice(2);
-const rt = await connect(ws);
+const t0 = Date.now();
+const trace = (what) => console.error(` + "`${Date.now() - t0} ms: ${what}`" + `);
+const rt = await connect(ws, { closeTimeout: 20000 }); // the close code is checked: wait for the answer even on a loaded machine
+trace("connected");
 const seen = new Promise((resolve) => rt.on("taskChanged", resolve));
 const ack = await rt.request("watch", [{ board: "main" }]);
 if (!ack.ok) throw new Error("watch not acknowledged");
+trace("watching");
 const res = await fetch(base + "/api/tasks", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ title: "From node" }) });
 if (res.status !== 200) throw new Error("create: " + res.status);
-const task = await Promise.race([seen, new Promise((_, reject) => setTimeout(() => reject(new Error("no taskChanged")), 5000))]);
+await res.arrayBuffer();
+trace("created");
+let timer;
+const late = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error("no taskChanged in 15 s")), 15000); });
+const task = await Promise.race([seen, late]).finally(() => clearTimeout(timer));
+trace("taskChanged");
 console.log(JSON.stringify(task));
-await rt.close();
+const closed = await rt.close();
+trace("closed " + JSON.stringify(closed));
+setTimeout(() => { trace("still running 10 s after close(): a handle keeps node alive"); process.exit(3); }, 10000).unref();
 `
 	if err := os.WriteFile(filepath.Join(dir, "board.mjs"), []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// Generous: node's start-up on a loaded 2-core CI machine is slow, and
+	// a hang is caught inside the script with a message.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, node, append(args, filepath.Join(dir, "board.mjs"), url, c.base)...).CombinedOutput()
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, node, append(args, filepath.Join(dir, "board.mjs"), url, c.base)...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("node: %v\n%s", err, out)
+		t.Fatalf("node: %v\nstdout: %s\nstderr:\n%s", err, out, stderr.String())
 	}
 	if got := strings.TrimSpace(string(out)); got != `{"done":false,"id":"t_1","title":"From node"}` {
-		t.Fatalf("node saw %s", got)
+		t.Fatalf("node saw %s\nstderr:\n%s", got, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), `closed {"code":1000,"reason":""}`) {
+		t.Fatalf("the board's close handshake did not end with 1000:\n%s", stderr.String())
 	}
 }
 

@@ -53,11 +53,9 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/mount"
@@ -104,19 +102,21 @@ type CORS struct {
 
 // Handler is the HTTP mount. It is safe for concurrent use.
 type Handler struct {
-	runner   *mount.Runner
-	mux      *http.ServeMux
-	opts     Options
-	reqID    func(*http.Request) string
-	idPrefix string
-	idSeq    atomic.Uint64
+	runner *mount.Runner
+	mux    *http.ServeMux
+	opts   Options
+	ids    *slots // X-Request-Id values
+	json   *slots // Content-Type: application/json values
 }
 
-// route is one served operation.
+// route is one served operation, with everything about it that does not
+// depend on the request.
 type route struct {
-	h       *Handler
-	ep      *mount.Endpoint
-	names   []string // path wildcard names
+	h     *Handler
+	ep    *mount.Endpoint
+	names []string // path wildcard names
+	// params[i] reads the wildcard names[i] as its #params type.
+	params  []*project.WireField
 	maxBody int64
 	head    bool
 }
@@ -131,13 +131,14 @@ func New(runner *mount.Runner, opts *Options) (*Handler, error) {
 	if h.opts.MaxBodyBytes <= 0 {
 		h.opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	h.reqID = h.opts.RequestID
-	if h.reqID == nil {
+	if h.opts.RequestID == nil {
 		var b [6]byte
 		_, _ = rand.Read(b[:])
-		h.idPrefix = hex.EncodeToString(b[:]) + "-"
-		h.reqID = h.defaultRequestID
+		h.ids = idSlots(hex.EncodeToString(b[:]) + "-")
+	} else {
+		h.ids = constSlots("")
 	}
+	h.json = constSlots("application/json")
 	routes, err := project.RouteTable(runner.Graph(), project.HTTPOptions{Prefix: h.opts.Prefix})
 	if err != nil {
 		return nil, fmt.Errorf("httpmount: %w", err)
@@ -148,6 +149,15 @@ func New(runner *mount.Runner, opts *Options) (*Handler, error) {
 			return nil, fmt.Errorf("httpmount: the runner has no endpoint for %s", r.Op.ID())
 		}
 		rt := &route{h: h, ep: ep, names: graph.PathNames(r.Path), maxBody: h.opts.MaxBodyBytes, head: r.Method == http.MethodHead}
+		for _, n := range rt.names {
+			// A name #params does not declare keeps its string (as
+			// [project.WireObject.Coerce] does), so validation refuses it.
+			f := &project.WireField{Name: n}
+			if w := ep.WireParams(); w != nil && w.Field(n) != nil {
+				f = w.Field(n)
+			}
+			rt.params = append(rt.params, f)
+		}
 		if n, ok := h.opts.OperationMaxBodyBytes[r.Op.ID()]; ok && n > 0 {
 			rt.maxBody = n
 		}
@@ -168,11 +178,11 @@ func Request(c *mount.Call) *http.Request {
 
 // ServeHTTP implements [http.Handler].
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header()["X-Request-Id"] = []string{h.reqID(r)}
+	w.Header()["X-Request-Id"] = h.requestID(r)
 	if h.opts.CORS != nil && h.cors(w, r) {
 		return
 	}
-	if p := r.URL.EscapedPath(); !isCleanPath(p) {
+	if !isCleanPath(cleanCheckPath(r.URL)) {
 		h.writeError(w, r, h.runner.Normalize(r.Context(), nil, mount.NewError("NOT_FOUND", "")))
 		return
 	}
@@ -252,11 +262,13 @@ func (h *Handler) cors(w http.ResponseWriter, r *http.Request) bool {
 func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req := mount.Request{Source: mount.SourceHTTP, Native: r}
 	if len(rt.names) > 0 {
-		wire := make(map[string][]string, len(rt.names))
-		for _, n := range rt.names {
-			wire[n] = []string{r.PathValue(n)}
+		// Read straight into the values map: the same reading as
+		// Fields.Wire, without a map of strings first.
+		params := make(map[string]any, len(rt.names))
+		for i, n := range rt.names {
+			params[n] = rt.params[i].Coerce([]string{r.PathValue(n)})
 		}
-		req.Params.Wire = wire
+		req.Params.Values = params
 	}
 	if r.URL.RawQuery != "" {
 		q, err := url.ParseQuery(r.URL.RawQuery)
@@ -280,7 +292,8 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case rt.ep.HasOutput():
 		// Content-Length is left to net/http, which sets it for a body
 		// written in one go (it costs two allocations per request here).
-		w.Header()["Content-Type"] = []string{"application/json"}
+		ct, _ := rt.h.json.take()
+		w.Header()["Content-Type"] = ct
 		w.WriteHeader(http.StatusOK)
 		if r.Method != http.MethodHead { // a GET route answering HEAD
 			_, _ = w.Write(res.Output)
@@ -299,18 +312,19 @@ func (rt *route) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	if r.ContentLength > rt.maxBody {
 		return nil, tooLarge(rt.maxBody)
 	}
-	jsonType := isJSONMediaType(r.Header.Get("Content-Type"))
+	jsonType := isJSONMediaType(header(r.Header, "Content-Type"))
 	if !jsonType && r.ContentLength > 0 {
 		return nil, unsupported(r)
 	}
-	body := http.MaxBytesReader(w, r.Body, rt.maxBody)
 	var b []byte
 	var err error
 	if r.ContentLength > 0 {
+		// A declared length within the cap is read exactly, so the cap
+		// cannot be crossed: no MaxBytesReader needed.
 		b = make([]byte, r.ContentLength)
-		_, err = io.ReadFull(body, b)
+		_, err = io.ReadFull(r.Body, b)
 	} else {
-		b, err = io.ReadAll(body)
+		b, err = io.ReadAll(http.MaxBytesReader(w, r.Body, rt.maxBody))
 	}
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -367,14 +381,26 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, e *mount.Er
 	}
 }
 
-func (h *Handler) defaultRequestID(r *http.Request) string {
-	if id := r.Header.Get("X-Request-Id"); validRequestID(id) {
-		return id
+// requestID returns the X-Request-Id header value of r's response: a slot
+// of h.ids holding Options.RequestID's answer, or r's own valid id, or the
+// fresh id the slot was made with.
+func (h *Handler) requestID(r *http.Request) []string {
+	v, _ := h.ids.take()
+	if h.opts.RequestID != nil {
+		v[0] = h.opts.RequestID(r)
+	} else if id := header(r.Header, "X-Request-Id"); validRequestID(id) {
+		v[0] = id
 	}
-	// One allocation: prefix and counter appended into one buffer.
-	buf := make([]byte, 0, len(h.idPrefix)+13)
-	buf = append(buf, h.idPrefix...)
-	return string(strconv.AppendUint(buf, h.idSeq.Add(1), 36))
+	return v
+}
+
+// header is hd.Get(key) for a key already in canonical form: a map read,
+// no canonicalisation.
+func header(hd http.Header, key string) string {
+	if v := hd[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 func validRequestID(id string) bool {
@@ -390,15 +416,34 @@ func validRequestID(id string) bool {
 	return true
 }
 
+// cleanCheckPath is the path isCleanPath judges: u.EscapedPath(), or
+// u.Path when there is no RawPath, since escaping never adds, removes or
+// changes a "/" or a "." (so it cannot change the verdict) and is a scan
+// of its own.
+func cleanCheckPath(u *url.URL) string {
+	if u.RawPath == "" {
+		return u.Path
+	}
+	return u.EscapedPath()
+}
+
 // isCleanPath reports whether an escaped request path is in the form
-// ServeMux matches without redirecting.
+// ServeMux matches without redirecting: what path.Clean leaves unchanged
+// (a trailing slash kept), i.e. rooted, with no empty, "." or ".."
+// segment but a final empty one. A scan, so a clean path costs no
+// cleaning.
 func isCleanPath(p string) bool {
 	if p == "" || p[0] != '/' {
 		return false
 	}
-	c := path.Clean(p)
-	if strings.HasSuffix(p, "/") && c != "/" {
-		c += "/"
+	for rest := p[1:]; ; {
+		seg, after, more := strings.Cut(rest, "/")
+		if seg == "." || seg == ".." || seg == "" && more {
+			return false
+		}
+		if !more {
+			return true
+		}
+		rest = after
 	}
-	return c == p
 }

@@ -445,6 +445,112 @@ func TestRequestID(t *testing.T) {
 	}
 }
 
+// TestRequestIDParallel: parallel requests each get an id of their own,
+// a client's valid id stays its own (never another response's), and
+// Options.RequestID replaces the default.
+func TestRequestIDParallel(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 100 {
+				req := httptest.NewRequest("GET", "/tasks/t_1", nil)
+				own := fmt.Sprintf("client-%d-%d", w, i)
+				if i%3 == 0 {
+					req.Header.Set("X-Request-Id", own)
+				}
+				rec := httptest.NewRecorder()
+				f.h.ServeHTTP(rec, req)
+				id := rec.Header().Values("X-Request-Id")
+				if len(id) != 1 || i%3 == 0 && id[0] != own || i%3 != 0 && strings.HasPrefix(id[0], "client-") {
+					t.Errorf("request %d/%d: x-request-id %q", w, i, id)
+					return
+				}
+				mu.Lock()
+				if seen[id[0]] {
+					t.Errorf("x-request-id %q answered twice", id[0])
+				}
+				seen[id[0]] = true
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+
+	custom := newFixture(t, &httpmount.Options{RequestID: func(r *http.Request) string { return "mine-" + r.URL.Path }}, nil)
+	rec := httptest.NewRecorder()
+	custom.h.ServeHTTP(rec, httptest.NewRequest("GET", "/tasks/t_1", nil))
+	if got := rec.Header().Values("X-Request-Id"); len(got) != 1 || got[0] != "mine-/tasks/t_1" {
+		t.Errorf("Options.RequestID: %q", got)
+	}
+}
+
+// TestPathParamTypes: path wildcards reach the handler read as their
+// #params types exactly as the runner reads Fields.Wire
+// (project.WireObject.Coerce), for every scalar type and for strings that
+// do not match their type (which validation then refuses by name).
+func TestPathParamTypes(t *testing.T) {
+	g := &graph.Graph{GraphVersion: graph.GraphVersion, DigestVersion: graph.DigestVersion, Name: "typed", Version: "1.0.0",
+		Policy: graph.Policy{MCP: graph.MCPPolicy{SchemaValidation: graph.ValidationThrow}}}
+	params := `{"type":"object","properties":{"n":{"type":"integer"},"f":{"type":"boolean"},"x":{"type":["null","number","string"]},"s":{"type":"string"}},"required":["n","f","x","s"],"additionalProperties":false}`
+	out := `{"type":"object"}`
+	g.Services = []graph.Service{{Name: "typed", Prefix: "/t", Scope: "public", Operations: []graph.Operation{
+		{Service: "typed", Action: "get", Method: "GET", Path: "/{n}/{f}/{x}/{s}", Desc: "Get", Scope: "public",
+			Expose: []graph.Transport{graph.HTTP}, Params: addSchema(t, g, params), Output: addSchema(t, g, out)},
+	}}}
+	if err := g.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	im := mount.NewImplementation(g)
+	if err := im.Handle("typed", "get", func(ctx context.Context, c *mount.Call) (json.RawMessage, error) {
+		return json.Marshal(c.Params)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	runner, err := mount.New(im, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := httpmount.New(runner, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wire, err := project.NewWireObject(g.Schema(g.Services[0].Operations[0].Params))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		n, f, x, s string
+		status     int
+	}{
+		{"42", "true", "null", "abc", 200},
+		{"-7", "false", "1.5e3", "42", 200},
+		{"0", "true", "word", "true", 200},
+		{"4.5", "true", "null", "s", 400}, // not an integer
+		{"abc", "true", "null", "s", 400},
+		{"1", "yes", "null", "s", 400},
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/t/"+tc.n+"/"+tc.f+"/"+tc.x+"/"+tc.s, nil))
+		if rec.Code != tc.status {
+			t.Errorf("%v: status %d: %s", tc, rec.Code, rec.Body)
+			continue
+		}
+		if tc.status != 200 {
+			if !strings.Contains(rec.Body.String(), `"in":"params"`) {
+				t.Errorf("%v: %s", tc, rec.Body)
+			}
+			continue
+		}
+		want, _ := json.Marshal(wire.Coerce(map[string][]string{"n": {tc.n}, "f": {tc.f}, "x": {tc.x}, "s": {tc.s}}))
+		if rec.Body.String() != string(want) {
+			t.Errorf("%v: params %s, want %s", tc, rec.Body, want)
+		}
+	}
+}
+
 // TestLoopback drives the mount over real HTTP on 127.0.0.1 with parallel
 // clients (run with -race; goleak checks the server is gone afterwards).
 func TestLoopback(t *testing.T) {

@@ -19,6 +19,7 @@ export const SUBPROTOCOL = "stitchkit.realtime.v1";
 const CLOSE_PROTOCOL_ERROR = 1002;
 const CLOSE_UNSUPPORTED_DATA = 1003;
 const CLOSE_INVALID_PAYLOAD = 1007;
+const CLOSE_ABNORMAL = 1006; // never on the wire: the connection ended without a close frame
 const MAX_ID = Number.MAX_SAFE_INTEGER;
 
 /** An error with a stitchkit registry code and structured details. */
@@ -37,6 +38,8 @@ export class RealtimeError extends Error {
  *
  * options.WebSocket       constructor (default globalThis.WebSocket)
  * options.requestTimeout  default request timeout in ms (10000)
+ * options.closeTimeout    how long close() waits for the closing handshake, in ms
+ *                         (2000, the Go server's and client's bound too)
  * options.contract        {serverToClient: {name: {ack: bool}}, clientToServer: {…}}
  * options.validate        (direction, event, kind, value) => issues array or null;
  *                         kind is "args" or "ack", direction the contract's
@@ -78,6 +81,8 @@ export function connect(url, options = {}) {
 export class RealtimeClient {
   #ws;
   #timeout;
+  #closeTimeout;
+  #closeTimer;
   #contract;
   #validate;
   #handlers = new Map(); // event → Set of handlers
@@ -92,6 +97,7 @@ export class RealtimeClient {
   constructor(ws, options = {}) {
     this.#ws = ws;
     this.#timeout = options.requestTimeout ?? 10000;
+    this.#closeTimeout = options.closeTimeout ?? 2000;
     this.#contract = options.contract;
     this.#validate = options.validate;
     this.#closed = new Promise((r) => (this.#resolveClosed = r));
@@ -101,9 +107,9 @@ export class RealtimeClient {
     ws.addEventListener("close", (ev) => this.#onClose(ev));
   }
 
-  /** Whether the connection is open now. */
+  /** Whether the connection is open now (not closed, and close() not called). */
   get connected() {
-    return this.#connected;
+    return this.#connected && this.#closeTimer === undefined;
   }
 
   /** Resolves with {code, reason} when the connection has closed. */
@@ -129,7 +135,7 @@ export class RealtimeClient {
   emit(event, ...args) {
     this.#check("clientToServer", event, false);
     this.#checkValue("clientToServer", event, "args", args);
-    if (!this.#connected) {
+    if (!this.connected) {
       throw new RealtimeError("REALTIME_REQUEST_DISCONNECTED", `not connected: "${event}" was not sent`, { event, sent: false });
     }
     this.#send({ type: "event", event, args });
@@ -150,7 +156,7 @@ export class RealtimeClient {
     } catch (err) {
       return Promise.reject(err);
     }
-    if (!this.#connected) {
+    if (!this.connected) {
       return Promise.reject(
         new RealtimeError("REALTIME_REQUEST_DISCONNECTED", `not connected: "${event}" was not sent`, { event, sent: false }),
       );
@@ -183,9 +189,26 @@ export class RealtimeClient {
     return () => this.#rejectSubs.delete(fn);
   }
 
-  /** Closes the connection; resolves when it has closed. */
+  /**
+   * Closes the connection and resolves with {code, reason} when it has
+   * closed: when the server has answered the closing handshake, or after
+   * closeTimeout ms without an answer (a server whose reader is stalled, a
+   * network path that went silent). Then it resolves with code 1006, stops
+   * delivering events and fails pending requests; the WebSocket API gives a
+   * page no way to drop the socket itself, so the platform does that later
+   * (browsers time the handshake out; node's WebSocket waits for the server
+   * to close the TCP connection, which the Go server does once it reads the
+   * close frame, or by its ping check).
+   */
   close(code = 1000, reason = "") {
-    if (this.#connected) this.#ws.close(code, reason);
+    if (this.#connected && this.#closeTimer === undefined) {
+      this.#ws.close(code, reason);
+      const ms = this.#closeTimeout;
+      this.#closeTimer = setTimeout(
+        () => this.#onClose({ code: CLOSE_ABNORMAL, reason: `no answer to the closing handshake within ${ms} ms` }),
+        ms,
+      );
+    }
     return this.#closed;
   }
 
@@ -237,6 +260,7 @@ export class RealtimeClient {
   }
 
   #onMessage(data) {
+    if (!this.#connected) return; // closed here after a timed-out handshake
     if (typeof data !== "string") {
       this.#ws.close(CLOSE_UNSUPPORTED_DATA, "frames are JSON text");
       return;
@@ -358,6 +382,8 @@ export class RealtimeClient {
   }
 
   #onClose(ev) {
+    if (this.closeEvent !== undefined) return; // the handshake timed out first
+    clearTimeout(this.#closeTimer);
     const wasConnected = this.#connected;
     this.#connected = false;
     this.closeEvent = { code: ev.code, reason: ev.reason };
