@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"stitchkit.dev/stitchkit/pkg/project"
 )
 
 // Call is the fixture of a parity probe: one operation invoked with one
@@ -115,4 +117,35 @@ func WithHandlerCalls(d Driver, calls func() int) Driver {
 		o.HandlerCalls = &n
 		return o, nil
 	})
+}
+
+// ToolIndex maps the operations of one prepared tool surface to their
+// tools, so a tool driver turns a [Call] into the tool it must invoke.
+type ToolIndex struct {
+	what  string // "a tool of the agent surface", for errors
+	tools map[string]*project.Tool
+}
+
+// NewToolIndex indexes the tools of s by operation identity. what names
+// the surface in errors ("a tool of the agent surface").
+func NewToolIndex(s *project.Surface, what string) *ToolIndex {
+	x := &ToolIndex{what: what, tools: make(map[string]*project.Tool, len(s.Tools))}
+	for i := range s.Tools {
+		x.tools[s.Tools[i].ID()] = &s.Tools[i]
+	}
+	return x
+}
+
+// Resolve returns the fixture as a Call and the tool its operation is on
+// the surface, or an error naming the surface.
+func (x *ToolIndex) Resolve(fixture any) (Call, *project.Tool, error) {
+	call, err := AsCall(fixture)
+	if err != nil {
+		return Call{}, nil, err
+	}
+	t, ok := x.tools[call.Operation]
+	if !ok {
+		return Call{}, nil, fmt.Errorf("operation %q is not %s", call.Operation, x.what)
+	}
+	return call, t, nil
 }

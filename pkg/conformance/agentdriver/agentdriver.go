@@ -44,28 +44,18 @@ func New(g *graph.Graph, tools Toolset) (conformance.Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agentdriver: %w", err)
 	}
-	d := &driver{tools: tools, names: map[string]string{}, output: map[string]bool{}}
-	for _, t := range ts.Surface(graph.AGENT, "").Tools {
-		d.names[t.ID()] = t.Name
-		d.output[t.ID()] = t.Output != nil
-	}
-	return d, nil
+	return &driver{tools: tools, index: conformance.NewToolIndex(ts.Surface(graph.AGENT, ""), "a tool of the agent surface")}, nil
 }
 
 type driver struct {
-	tools  Toolset
-	names  map[string]string
-	output map[string]bool
+	tools Toolset
+	index *conformance.ToolIndex
 }
 
 func (d *driver) Invoke(ctx context.Context, fixture any) (conformance.Observation, error) {
-	call, err := conformance.AsCall(fixture)
+	call, tool, err := d.index.Resolve(fixture)
 	if err != nil {
 		return conformance.Observation{}, err
-	}
-	name, ok := d.names[call.Operation]
-	if !ok {
-		return conformance.Observation{}, fmt.Errorf("operation %q is not a tool of the agent surface", call.Operation)
 	}
 	args := call.Args
 	if args == nil {
@@ -75,7 +65,7 @@ func (d *driver) Invoke(ctx context.Context, fixture any) (conformance.Observati
 	if err != nil {
 		return conformance.Observation{}, err
 	}
-	out, err := d.tools.Call(ctx, name, raw)
+	out, err := d.tools.Call(ctx, tool.Name, raw)
 	if err != nil {
 		var env struct {
 			Error   string         `json:"error"`
@@ -86,5 +76,5 @@ func (d *driver) Invoke(ctx context.Context, fixture any) (conformance.Observati
 		}
 		return conformance.ErrorObservation(env.Error, env.Details), nil
 	}
-	return conformance.ToolOutputObservation(out, d.output[call.Operation])
+	return conformance.ToolOutputObservation(out, tool.Output != nil)
 }

@@ -94,30 +94,20 @@ func New(g *graph.Graph, run Runner) (conformance.Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clidriver: %w", err)
 	}
-	d := &driver{run: run, names: map[string]string{}, output: map[string]bool{}}
-	for _, t := range ts.Surface(graph.CLI, "").Tools {
-		d.names[t.ID()] = t.Name
-		d.output[t.ID()] = t.Output != nil
-	}
-	return d, nil
+	return &driver{run: run, index: conformance.NewToolIndex(ts.Surface(graph.CLI, ""), "a command of the CLI surface")}, nil
 }
 
 type driver struct {
-	run    Runner
-	names  map[string]string
-	output map[string]bool
+	run   Runner
+	index *conformance.ToolIndex
 }
 
 func (d *driver) Invoke(ctx context.Context, fixture any) (conformance.Observation, error) {
-	call, err := conformance.AsCall(fixture)
+	call, tool, err := d.index.Resolve(fixture)
 	if err != nil {
 		return conformance.Observation{}, err
 	}
-	name, ok := d.names[call.Operation]
-	if !ok {
-		return conformance.Observation{}, fmt.Errorf("operation %q is not a command of the CLI surface", call.Operation)
-	}
-	args, err := CommandLine(name, call.Args)
+	args, err := CommandLine(tool.Name, call.Args)
 	if err != nil {
 		return conformance.Observation{}, err
 	}
@@ -126,7 +116,7 @@ func (d *driver) Invoke(ctx context.Context, fixture any) (conformance.Observati
 		return conformance.Observation{}, err
 	}
 	if res.Exit == 0 {
-		o, err := conformance.ToolOutputObservation(res.Stdout, d.output[call.Operation])
+		o, err := conformance.ToolOutputObservation(res.Stdout, tool.Output != nil)
 		if err != nil {
 			return conformance.Observation{Outcome: conformance.OutcomeDomainError, Diagnostic: fmt.Sprintf("exit 0 with stdout that is not JSON: %s", res.Stdout)}, nil
 		}

@@ -46,33 +46,26 @@ func New(g *graph.Graph, session *mcp.ClientSession, surface string) (conformanc
 	if s == nil {
 		return nil, fmt.Errorf("mcpdriver: the graph has no MCP surface %q", surface)
 	}
-	d := &driver{session: session, surface: surface, names: map[string]string{}}
-	for _, t := range s.Tools {
-		d.names[t.ID()] = t.Name
-	}
-	return d, nil
+	what := fmt.Sprintf("a tool of MCP surface %q", surfaceLabel(surface))
+	return &driver{session: session, surface: surface, index: conformance.NewToolIndex(s, what)}, nil
 }
 
 type driver struct {
 	session *mcp.ClientSession
 	surface string
-	names   map[string]string
+	index   *conformance.ToolIndex
 }
 
 func (d *driver) Invoke(ctx context.Context, fixture any) (conformance.Observation, error) {
-	call, err := conformance.AsCall(fixture)
+	call, tool, err := d.index.Resolve(fixture)
 	if err != nil {
 		return conformance.Observation{}, err
-	}
-	name, ok := d.names[call.Operation]
-	if !ok {
-		return conformance.Observation{}, fmt.Errorf("operation %q is not a tool of MCP surface %q", call.Operation, surfaceLabel(d.surface))
 	}
 	args := call.Args
 	if args == nil {
 		args = map[string]any{}
 	}
-	res, err := d.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	res, err := d.session.CallTool(ctx, &mcp.CallToolParams{Name: tool.Name, Arguments: args})
 	if err != nil {
 		var wire *jsonrpc.Error
 		if errors.As(err, &wire) {
