@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -69,8 +70,12 @@ func exampleArgs(tool *project.Tool) map[string]any {
 // it, and invalid arguments come back as isError with the registry code.
 func TestServeMCP(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	for _, dir := range []string{"../../examples/tasks", "../../examples/minimal"} {
-		t.Run(dir, func(t *testing.T) {
+	dirs := []string{"../../examples/tasks", "../../examples/minimal"}
+	for _, name := range unseenContracts {
+		dirs = append(dirs, mounttest.UnseenDir(name))
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
 			g, err := loadContract(context.Background(), dir, io.Discard)
 			if err != nil {
 				t.Fatal(err)
@@ -122,7 +127,7 @@ func TestServeMCP(t *testing.T) {
 						t.Errorf("%s %s with invalid arguments: %v %+v", surface.Name, tool.Name, err, res)
 					}
 				}
-				if called == 0 && len(surface.Tools) > 0 && dir == "../../examples/tasks" {
+				if called == 0 && len(surface.Tools) > 0 && dir != "../../examples/minimal" {
 					t.Errorf("surface %q: no tool with an example was called", surface.Name)
 				}
 				cs.Close()
@@ -178,5 +183,76 @@ func TestServeMCPInspector(t *testing.T) {
 	text := out["content"].([]any)[0].(map[string]any)["text"].(string)
 	if out["isError"] != true || !strings.HasPrefix(text, `{"error":"VALIDATION_ERROR","details":{"issues":[{"in":"query","path":"/limit","keyword":"maximum"`) {
 		t.Fatalf("invalid arguments: %v", out)
+	}
+}
+
+// unseenContracts are the probe contracts of internal/mounttest (contracts
+// no example shares shapes with) every stitch serve test also runs on.
+var unseenContracts = []string{"library", "fleet", "ledger"}
+
+// The Inspector on the probe contracts: every surface (named ones, or the
+// default one at /mcp) lists exactly what the manifest says — a tool the
+// Inspector's client refuses (an outputSchema that is not an object) would
+// be missing — a tool with an example answers it, and unknown arguments
+// are isError with VALIDATION_ERROR and its issues.
+func TestServeMCPInspectorUnseen(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	mounttest.Inspector(t) // install before the servers start
+	for _, name := range unseenContracts {
+		t.Run(name, func(t *testing.T) {
+			dir := mounttest.UnseenDir(name)
+			g := mounttest.Unseen(t, name)
+			m, err := conformance.BuildManifest(g, &conformance.Options{HTTPPrefix: "/api"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := startServe(t, dir)
+			defer func() {
+				if err := s.stop(); err != nil {
+					t.Error(err)
+				}
+			}()
+			var observed []conformance.ObservedSurface
+			called := false
+			for _, surface := range mcpSurfaces(t, g) {
+				url := s.base + mcpPath(surface.Name)
+				out := mounttest.RunInspector(t, url, 0, "--method", "tools/list")
+				var names []string
+				for _, tool := range out["tools"].([]any) {
+					names = append(names, tool.(map[string]any)["name"].(string))
+				}
+				observed = append(observed, conformance.ObservedSurface{Transport: "MCP", Surface: surface.Name, Names: names})
+				if called {
+					continue
+				}
+				for i := range surface.Tools {
+					tool := &surface.Tools[i]
+					args := exampleArgs(tool)
+					if args == nil {
+						continue
+					}
+					b, _ := json.Marshal(args)
+					out := mounttest.RunInspector(t, url, 0, "--method", "tools/call", "--tool-name", tool.Name, "--tool-args-json", string(b))
+					if out["isError"] == true {
+						t.Errorf("%s with its example: %v", tool.Name, out)
+					}
+					args["zz_not_declared"] = 1
+					b, _ = json.Marshal(args)
+					out = mounttest.RunInspector(t, url, 5, "--method", "tools/call", "--tool-name", tool.Name, "--tool-args-json", string(b))
+					text, _ := out["content"].([]any)[0].(map[string]any)["text"].(string)
+					if out["isError"] != true || !strings.HasPrefix(text, `{"error":"VALIDATION_ERROR","details":{"issues":[`) {
+						t.Errorf("%s with an undeclared argument: %v", tool.Name, out)
+					}
+					called = true
+					break
+				}
+			}
+			if err := conformance.AssertDiscovery(m, conformance.Observed{ToolSurfaces: observed}); err != nil {
+				t.Error(err)
+			}
+			if !called {
+				t.Error("no tool with an example was called")
+			}
+		})
 	}
 }

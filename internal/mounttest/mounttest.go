@@ -48,6 +48,31 @@ func Tasks(tb testing.TB) *graph.Graph {
 	return g
 }
 
+// UnseenDir is the folder of one of the probe contracts under
+// testdata/unseen (library, fleet, ledger): contracts written to meet
+// shapes examples/tasks does not have, used by every mount's tests.
+func UnseenDir(name string) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "testdata", "unseen", name)
+}
+
+var unseen sync.Map // name → *graph.Graph
+
+// Unseen compiles the probe contract name once per process (see
+// [UnseenDir]). Callers must not modify the graph.
+func Unseen(tb testing.TB, name string) *graph.Graph {
+	tb.Helper()
+	if g, ok := unseen.Load(name); ok {
+		return g.(*graph.Graph)
+	}
+	g, err := compile.Compile(context.Background(), UnseenDir(name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	unseen.Store(name, g)
+	return g
+}
+
 // ExampleImplementation binds every operation and runtime tool of g that
 // has examples to a handler answering its first example's output (nothing
 // when the example has none); handlers in bind, keyed "service.action",

@@ -28,7 +28,10 @@
 //     text is the tool error envelope — {"error":"VALIDATION_ERROR",
 //     "details":{"issues":[…]}} — and a model can correct its call. Success
 //     is structuredContent plus the same JSON as text; a tool without an
-//     output answers an empty content list.
+//     output answers an empty content list. MCP allows outputSchema and
+//     structuredContent only as objects: a tool whose output is not an
+//     object schema (a list, a string, a nullable value) is advertised
+//     without outputSchema and answers with the text alone.
 //   - Every tools/list and tools/call result carries
 //     _meta["stitchkit/catalog"] = {"digest", "tools"} ([CatalogMetaKey]),
 //     a fresh map per result, so a stateless client can tell a stale list.

@@ -246,7 +246,7 @@ func (h *Handler) build(impl *sdk.Implementation, ps *project.Surface) (s *surfa
 			errs = append(errs, fmt.Errorf("mcp: %s tool %q: %w", label, t.Name, err))
 			continue
 		}
-		srv.AddTool(tool, h.toolHandler(t.Name, ep))
+		srv.AddTool(tool, h.toolHandler(t.Name, ep, tool.OutputSchema != nil))
 		s.tools[t.Name] = tool
 	}
 	if h.opts.Native != nil && len(errs) == 0 {
@@ -279,13 +279,18 @@ func (h *Handler) build(impl *sdk.Implementation, ps *project.Surface) (s *surfa
 }
 
 // sdkTool is the MCP tool a prepared tool is advertised as: its schemas go
-// out byte for byte.
+// out byte for byte. MCP allows an outputSchema only with "type": "object"
+// at its root (and structuredContent only as an object): a tool whose
+// #output is anything else (a list, a string, a nullable object) is
+// advertised without outputSchema and answers with the JSON as text only
+// (clients refuse such a tool otherwise: the MCP Inspector leaves it out of
+// tools/list).
 func sdkTool(t *project.Tool) (*sdk.Tool, error) {
-	if err := objectSchema(t.Input); err != nil {
+	if err := objectSchema("input", t.Input); err != nil {
 		return nil, err
 	}
 	tool := &sdk.Tool{Name: t.Name, Description: t.Description, InputSchema: t.Input}
-	if t.Output != nil {
+	if t.Output != nil && objectSchema("output", t.Output) == nil {
 		tool.OutputSchema = t.Output
 	}
 	if a := t.Annotations; a != nil {
@@ -300,15 +305,17 @@ func sdkTool(t *project.Tool) (*sdk.Tool, error) {
 	return tool, nil
 }
 
-// objectSchema checks what AddTool would otherwise panic on: an input
-// schema must be a JSON object whose "type" is exactly "object".
-func objectSchema(schema json.RawMessage) error {
+// objectSchema checks that a schema is a JSON object whose "type" is
+// exactly "object": what AddTool would otherwise panic on for an input
+// schema, and what MCP requires of an output schema (what names the side
+// in the error).
+func objectSchema(what string, schema json.RawMessage) error {
 	var root map[string]json.RawMessage
 	if err := json.Unmarshal(schema, &root); err != nil {
-		return fmt.Errorf("input schema is not a JSON object: %v", err)
+		return fmt.Errorf("%s schema is not a JSON object: %v", what, err)
 	}
 	if string(root["type"]) != `"object"` {
-		return fmt.Errorf(`input schema must have "type": "object" at its root (has %s)`, orNone(root["type"]))
+		return fmt.Errorf(`%s schema must have "type": "object" at its root (has %s)`, what, orNone(root["type"]))
 	}
 	return nil
 }

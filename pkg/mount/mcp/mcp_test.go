@@ -14,6 +14,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"stitchkit.dev/stitchkit/internal/mounttest"
 	"stitchkit.dev/stitchkit/pkg/conformance"
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/mount"
@@ -534,5 +535,66 @@ func TestCatalogDigest(t *testing.T) {
 	}
 	if d := digest(&g, n); d == d0 {
 		t.Error("a contract description change kept the digest")
+	}
+}
+
+// MCP allows an outputSchema only with "type": "object" and
+// structuredContent only as an object: a tool whose #output is a list, a
+// string or a nullable value is advertised without outputSchema and
+// answers with the JSON as text only (the MCP Inspector otherwise leaves
+// the tool out of tools/list, and a client SDK refuses the result).
+func TestNonObjectOutput(t *testing.T) {
+	g := mounttest.Unseen(t, "ledger")
+	r := exampleRunner(t, g, nil, map[string]mount.Handler{
+		"entries.list": func(context.Context, *mount.Call) (json.RawMessage, error) { return json.RawMessage(`[]`), nil },
+		"entries.void-entry": func(context.Context, *mount.Call) (json.RawMessage, error) {
+			return json.RawMessage(`"voided"`), nil
+		},
+	})
+	h, err := New(r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, h)
+	cs := connect(t, srv.URL+"/mcp", nil)
+	ctx := context.Background()
+	_, list := listNames(t, cs)
+	if len(list.Tools) != 7 {
+		t.Fatalf("%d tools, want 7", len(list.Tools))
+	}
+	for _, tool := range list.Tools {
+		object := map[string]bool{"export_entry": true, "get_entry": true, "post_entry": true}[tool.Name]
+		if (tool.OutputSchema != nil) != object {
+			t.Errorf("%s: outputSchema %v, want one: %v", tool.Name, tool.OutputSchema, object)
+		}
+	}
+	for name, want := range map[string]string{"list_entries": `[]`, "void-entry_entry": `"voided"`, "balance_entry": `null`} {
+		args := map[string]any{"id": "e_1"}
+		switch name {
+		case "list_entries":
+			args = map[string]any{}
+		case "balance_entry":
+			args = map[string]any{"currency": "EUR"}
+		}
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		if err != nil || res.IsError || res.StructuredContent != nil {
+			t.Fatalf("%s: %v %+v", name, err, res)
+		}
+		if text := textOf(t, res); text != want {
+			t.Errorf("%s: text %s, want %s", name, text, want)
+		}
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "export_entry", Arguments: map[string]any{"path": "a/b.csv"}})
+	if err != nil || res.IsError || res.StructuredContent == nil {
+		t.Fatalf("export_entry: %v %+v", err, res)
+	}
+	// A native tool's output schema is held to the same rule.
+	_, err = New(r, &Options{Native: func(reg *Registrar) error {
+		return reg.RegisterTool(NativeTool{Name: "n", Identity: graph.Identity{Service: "x", Action: "y", Method: "GET"},
+			InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage(`{"type":"array"}`),
+			Handler: func(context.Context, *NativeCall) (*sdk.CallToolResult, error) { return nil, nil }})
+	}})
+	if err == nil || !strings.Contains(err.Error(), `output schema must have "type": "object"`) {
+		t.Errorf("native tool with an array output schema: %v", err)
 	}
 }

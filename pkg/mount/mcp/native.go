@@ -44,7 +44,8 @@ type NativeTool struct {
 	// into the validator every call's arguments must pass.
 	InputSchema json.RawMessage
 	// OutputSchema, when set, validates the result's structuredContent —
-	// and nothing else of the result. A success without structuredContent,
+	// and nothing else of the result. Its root must have "type": "object"
+	// (MCP's rule for outputSchema). A success without structuredContent,
 	// or with one the schema refuses, is INTERNAL_SERVER_ERROR.
 	OutputSchema json.RawMessage
 	// Handler answers a call whose arguments passed InputSchema.
@@ -132,12 +133,16 @@ func (r *Registrar) register(t NativeTool) error {
 	if nt.input, nt.inputDigest, err = canonicalSchema(t.InputSchema); err != nil {
 		return fmt.Errorf("input schema: %w", err)
 	}
-	if err := objectSchema(nt.input); err != nil {
+	if err := objectSchema("input", nt.input); err != nil {
 		return err
 	}
 	if t.OutputSchema != nil {
 		if nt.output, nt.outputDigest, err = canonicalSchema(t.OutputSchema); err != nil {
 			return fmt.Errorf("output schema: %w", err)
+		}
+		// MCP: structuredContent is an object, so is its schema.
+		if err := objectSchema("output", nt.output); err != nil {
+			return err
 		}
 	}
 	id := mount.Identity{Service: t.Identity.Service, Action: t.Identity.Action, Method: t.Identity.Method, Scope: t.Identity.Scope, Meta: t.Meta}

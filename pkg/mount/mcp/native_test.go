@@ -194,11 +194,11 @@ func TestRawServerIsVisible(t *testing.T) {
 // An input schema AddTool would panic on is refused with an error.
 func TestObjectSchema(t *testing.T) {
 	for _, s := range []string{`{}`, `{"type":["object"]}`, `[]`, `{"type":"array"}`, `nope`} {
-		if objectSchema(json.RawMessage(s)) == nil {
+		if objectSchema("input", json.RawMessage(s)) == nil {
 			t.Errorf("%s accepted", s)
 		}
 	}
-	if err := objectSchema(json.RawMessage(`{"type":"object"}`)); err != nil {
+	if err := objectSchema("input", json.RawMessage(`{"type":"object"}`)); err != nil {
 		t.Error(err)
 	}
 }
