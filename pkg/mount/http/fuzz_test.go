@@ -35,6 +35,11 @@ func FuzzHTTP(f *testing.F) {
 		{5, "/tasks/t_1/exists", "", ""},
 		{0, "/tasks/../x", "", ""},
 		{1, "/tasks", "application/json", strings.Repeat("[", 200)},
+		{2, "/files", "application/json", `{"content":"x"}`},              // a rest route's bare prefix
+		{0x81, "/tasks", "application/json", `{"title":"chunked"}`},       // no Content-Length
+		{0x81, "/tasks", "text/plain", `{"title":"chunked"}`},             // no Content-Length, not JSON
+		{1, "/tasks", "application/json", `{"title":"a","tags":[1e400]}`}, // a number no float holds
+		{1, "/tasks", "application/json", "{\"title\":\"\xff\"}"},         // not UTF-8
 	} {
 		f.Add(s.method, s.target, s.ctype, []byte(s.body))
 	}
@@ -49,10 +54,15 @@ func FuzzHTTP(f *testing.F) {
 		if err != nil || !strings.HasPrefix(u.Path, "/") {
 			return // net/http's server refuses such a request line before any handler
 		}
-		method := methods[int(m)%len(methods)]
+		// The high bit of m sends the body without a Content-Length, as a
+		// chunked request arrives.
+		method := methods[int(m&0x7f)%len(methods)]
 		req := &http.Request{Method: method, URL: u, RequestURI: target, Host: "example.com",
 			Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: http.Header{},
 			Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body))}
+		if m&0x80 != 0 {
+			req.ContentLength, req.TransferEncoding = -1, []string{"chunked"}
+		}
 		if ctype != "" {
 			req.Header.Set("Content-Type", ctype)
 		}

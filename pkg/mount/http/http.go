@@ -21,7 +21,9 @@
 //     the method: 405 METHOD_NOT_ALLOWED with an Allow header listing the
 //     methods that path answers (a GET route answers HEAD too); a path that
 //     is not in clean form ("/a/../b", "//a") is 404 rather than a
-//     redirect;
+//     redirect, and the bare prefix of a route ending in a rest parameter
+//     ("/files" of "/files/{path...}") is that route with an empty rest,
+//     as "/files/" is (never ServeMux's redirect);
 //   - path parameters are read as their #params types and validated before
 //     the runner's Authorize hook, which sees no query and no body;
 //   - after authorization the query string is read as the #query types
@@ -107,6 +109,14 @@ type Handler struct {
 	opts   Options
 	ids    *slots // X-Request-Id values
 	json   *slots // Content-Type: application/json values
+	// rest maps the ServeMux pattern of each route ending in a rest
+	// wildcard ("GET /files/{path...}") to the number of "/" in the
+	// pattern without it ("/files": 1); restSlashes holds those counts.
+	// ServeMux redirects a request for the bare prefix ("/files") to
+	// "/files/"; the mount serves it as that path instead (the rest is
+	// empty), so no request ever meets a redirect.
+	rest        map[string]int
+	restSlashes map[int]bool
 }
 
 // route is one served operation, with everything about it that does not
@@ -161,6 +171,14 @@ func New(runner *mount.Runner, opts *Options) (*Handler, error) {
 		if n, ok := h.opts.OperationMaxBodyBytes[r.Op.ID()]; ok && n > 0 {
 			rt.maxBody = n
 		}
+		if strings.HasSuffix(r.Path, "...}") {
+			if h.rest == nil {
+				h.rest, h.restSlashes = map[string]int{}, map[int]bool{}
+			}
+			n := strings.Count(r.Path, "/") - 1
+			h.rest[r.MuxPattern()] = n
+			h.restSlashes[n] = true
+		}
 		h.mux.Handle(r.MuxPattern(), rt)
 	}
 	// Every other request: 404 or 405. A bare "/" pattern is less specific
@@ -182,11 +200,32 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.opts.CORS != nil && h.cors(w, r) {
 		return
 	}
-	if !isCleanPath(cleanCheckPath(r.URL)) {
+	p := cleanCheckPath(r.URL)
+	if !isCleanPath(p) {
 		h.writeError(w, r, h.runner.Normalize(r.Context(), nil, mount.NewError("NOT_FOUND", "")))
 		return
 	}
+	if h.restSlashes != nil && !strings.HasSuffix(p, "/") && h.restSlashes[strings.Count(p, "/")] {
+		r = h.restPrefix(r)
+	}
 	h.mux.ServeHTTP(w, r)
+}
+
+// restPrefix returns r for the path with a "/" added when ServeMux would
+// redirect r there: r's path is a rest route's bare prefix ("/files" of
+// "/files/{path...}"), which no other route matches. Otherwise r itself.
+func (h *Handler) restPrefix(r *http.Request) *http.Request {
+	_, pat := h.mux.Handler(r)
+	n, ok := h.rest[pat]
+	if !ok || n != strings.Count(cleanCheckPath(r.URL), "/") {
+		return r // no redirect: a real match (it has more segments), or none
+	}
+	r2 := r.Clone(r.Context())
+	r2.URL.Path += "/"
+	if r2.URL.RawPath != "" {
+		r2.URL.RawPath += "/"
+	}
+	return r2
 }
 
 // noRoute answers a request no route matched: 405 when some route matches

@@ -233,6 +233,12 @@ func TestHTTPPipeline(t *testing.T) {
 		{"query malformed", "GET", "/tasks?a=%zz", "", "", 400, "BAD_REQUEST", "Malformed query"},
 		{"query on op without #query", "GET", "/tasks/t_1?x=1", "", "", 400, "VALIDATION_ERROR", `"in":"query"`},
 		{"rest wildcard", "PUT", "/files/docs/a/b.md", json, `{"content":"hi"}`, 200, "", `{"path":"docs/a/b.md","size":2}`},
+		// ServeMux would redirect /files to /files/ (text/html): the
+		// mount serves it as the rest route with an empty rest instead.
+		{"rest prefix is the route, rest empty", "PUT", "/files", json, `{"content":"hi"}`, 400, "VALIDATION_ERROR", `"path":"/path","keyword":"minLength"`},
+		{"rest prefix with a slash", "PUT", "/files/", json, `{"content":"hi"}`, 400, "VALIDATION_ERROR", `"path":"/path","keyword":"minLength"`},
+		{"rest prefix, wrong verb", "GET", "/files", "", "", 405, "METHOD_NOT_ALLOWED", ""},
+		{"rest prefix, escaped", "PUT", "/fil%65s", json, `{"content":"hi"}`, 400, "VALIDATION_ERROR", `"keyword":"minLength"`},
 		{"route body limit", "PUT", "/files/x", json, `{"content":"` + strings.Repeat("a", 100) + `"}`, 413, "PAYLOAD_TOO_LARGE", "64 bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
