@@ -354,7 +354,8 @@ func runServe(ctx context.Context, env *cliEnv, src, addr string) error {
 
 	srv := &http.Server{
 		Handler:           logRequests(s, out),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: serveReadHeaderTimeout,
+		ReadTimeout:       serveReadTimeout,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 	}
@@ -379,6 +380,18 @@ func runServe(ctx context.Context, env *cliEnv, src, addr string) error {
 	}
 	return nil
 }
+
+// The read deadlines of stitch serve: a client that stops sending its
+// headers or its body is cut off instead of holding a goroutine (and a
+// connection) forever. The whole request, body included, must arrive
+// within serveReadTimeout — 1 MiB at the body cap is far below it on any
+// link — and every answer stitch serve gives is immediate. A WebSocket
+// upgrade clears the deadline for the life of the socket. (Variables, so a
+// test can shorten them.)
+var (
+	serveReadHeaderTimeout = 10 * time.Second
+	serveReadTimeout       = 30 * time.Second
+)
 
 // slogTo logs the runner's internal errors (the causes it never sends) as
 // text on w.

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -18,9 +20,12 @@ import (
 
 	"go.uber.org/goleak"
 
+	"stitchkit.dev/stitchkit/internal/mounttest"
 	"stitchkit.dev/stitchkit/pkg/compile"
 	"stitchkit.dev/stitchkit/pkg/graph"
+	"stitchkit.dev/stitchkit/pkg/mount"
 	"stitchkit.dev/stitchkit/pkg/project"
+	"stitchkit.dev/stitchkit/pkg/realtime"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server's goroutines.
@@ -269,7 +274,11 @@ func TestServeProbes(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(unseen, "unseen.cue"), []byte(unseenContract), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, dir := range []string{unseen, "../../examples/minimal", "../../pkg/gen/testdata/mappings", "../../examples/tasks"} {
+	dirs := []string{unseen, "../../examples/minimal", "../../pkg/gen/testdata/mappings", "../../examples/tasks"}
+	for _, name := range unseenContracts {
+		dirs = append(dirs, mounttest.UnseenDir(name))
+	}
+	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			g, err := compile.Compile(context.Background(), dir)
 			if err != nil {
@@ -471,5 +480,204 @@ func TestServeGraphJSON(t *testing.T) {
 	}
 	if err := s.stop(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestServeStaysHealthy fires a burst of bad requests at stitch serve —
+// through a client and as raw bytes on TCP (bodies cut off mid-way,
+// request lines net/http refuses, oversized chunked bodies, huge headers,
+// clients that vanish) — and checks that every answered HTTP request got a
+// registry envelope, that the server still answers, and that its
+// goroutines come back to where they were (no handler left blocked).
+func TestServeStaysHealthy(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, name := range unseenContracts {
+		t.Run(name, func(t *testing.T) {
+			g := mounttest.Unseen(t, name)
+			registry := map[string]bool{}
+			for _, e := range g.ErrorRegistry() {
+				registry[e.Code] = true
+			}
+			s := startServe(t, mounttest.UnseenDir(name))
+			defer func() {
+				if err := s.stop(); err != nil {
+					t.Error(err)
+				}
+			}()
+			addr := strings.TrimPrefix(s.base, "http://")
+			routes := project.HTTPRoutes(g, project.HTTPOptions{Prefix: "/api"})
+			s.do(t, "GET", "/graph.json", "", nil)
+			time.Sleep(50 * time.Millisecond)
+			before := runtime.NumGoroutine()
+
+			big := `{"x":"` + strings.Repeat("a", 2<<20) + `"}`
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			var problems []string
+			report := func(format string, args ...any) {
+				mu.Lock()
+				defer mu.Unlock()
+				problems = append(problems, fmt.Sprintf(format, args...))
+			}
+			for i, r := range routes {
+				path := fillPath(r.Path, nil)
+				for _, req := range []struct{ method, ct, body string }{
+					{r.Method, "application/json", big},
+					{r.Method, "application/json", `{"a":` + strings.Repeat(`{"a":`, 5000) + "1" + strings.Repeat("}", 5001)},
+					{r.Method, "text/plain", "hello"},
+					{r.Method, "application/json", "{\"a\":\"\xff\"}"},
+					{r.Method, "application/json", `{"a":1,"a":2}`},
+					{r.Method, "application/json", `{"n":1e400}`},
+					{"BREW", "", ""},
+				} {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						hr, err := http.NewRequest(req.method, s.base+path, strings.NewReader(req.body))
+						if err != nil {
+							report("%v", err)
+							return
+						}
+						if i%2 == 0 {
+							hr.ContentLength = -1 // chunked
+						}
+						if req.ct != "" {
+							hr.Header.Set("Content-Type", req.ct)
+						}
+						resp, err := s.client.Do(hr)
+						if err != nil {
+							report("%s %s: %v", req.method, path, err)
+							return
+						}
+						defer resp.Body.Close()
+						b, _ := io.ReadAll(resp.Body)
+						if resp.StatusCode < 400 || req.method == "HEAD" || r.Method == "HEAD" {
+							return
+						}
+						var env struct {
+							Error struct{ Code, Message string }
+						}
+						if json.Unmarshal(b, &env) != nil || !registry[env.Error.Code] || env.Error.Message == "" {
+							report("%s %s: %d %q is not a registry envelope", req.method, path, resp.StatusCode, b)
+						}
+					}()
+				}
+				// Raw TCP: a body cut off, a client that leaves, lines net/http refuses.
+				for _, raw := range []string{
+					r.Method + " " + path + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"a\":",
+					r.Method + " " + path + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"a\":",
+					"GET " + path + "/%zz HTTP/1.1\r\nHost: x\r\n\r\n",
+					"GET " + path + " HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 100<<10) + "\r\n\r\n",
+					"\x00\x01\x02 garbage\r\n\r\n",
+				} {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+						if err != nil {
+							report("dial: %v", err)
+							return
+						}
+						defer c.Close()
+						_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+						_, _ = io.WriteString(c, raw)
+						if strings.HasSuffix(raw, "\r\n\r\n") {
+							_, _ = io.Copy(io.Discard, c) // a complete request: read the answer
+						}
+					}()
+				}
+			}
+			wg.Wait()
+			for _, p := range problems {
+				t.Error(p)
+			}
+			st, _, b := s.do(t, "GET", "/graph.json", "", nil)
+			if st != 200 || len(b) == 0 {
+				t.Fatalf("after the burst GET /graph.json answered %d", st)
+			}
+			s.client.CloseIdleConnections()
+			deadline := time.Now().Add(10 * time.Second)
+			for runtime.NumGoroutine() > before+2 {
+				if time.Now().After(deadline) {
+					buf := make([]byte, 1<<20)
+					t.Fatalf("goroutines: %d before the burst, %d after:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// A client that sends part of a request and then nothing is cut off at the
+// read deadline: it does not hold a handler (a goroutine) for ever.
+func TestServeCutsOffStalledClients(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	defer func(h, r time.Duration) { serveReadHeaderTimeout, serveReadTimeout = h, r }(serveReadHeaderTimeout, serveReadTimeout)
+	serveReadHeaderTimeout, serveReadTimeout = 300*time.Millisecond, 300*time.Millisecond
+	s := startServe(t, mounttest.UnseenDir("library"))
+	defer func() {
+		if err := s.stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	// A WebSocket outlives the read deadline (the upgrade clears it).
+	desk, err := realtime.NewContract(mounttest.Unseen(t, "library"), "desk", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cl, err := realtime.Dial(ctx, "ws"+strings.TrimPrefix(s.base, "http")+"/realtime/desk", desk, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	time.Sleep(3 * serveReadTimeout)
+	_, err = cl.Request(ctx, 0, "ping", map[string]any{"n": 1})
+	if me, ok := mount.AsError(err); !ok || me.Details["code"] != "NOT_IMPLEMENTED" {
+		t.Fatalf("a WebSocket past the read deadline: %v", err)
+	}
+	s.do(t, "GET", "/graph.json", "", nil)
+	time.Sleep(50 * time.Millisecond)
+	before := runtime.NumGoroutine()
+	addr := strings.TrimPrefix(s.base, "http://")
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for _, raw := range []string{
+		"POST /api/v2/books HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"isbn\":",
+		"POST /api/v2/books HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n3\r\n{\"i",
+		"POST /mcp/reader HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":",
+		"GET /api/v2/books HTTP/1.1\r\nHost: x\r\n",
+	} {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		if _, err := io.WriteString(c, raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each stalled connection is closed by the server: a read sees EOF
+	// (or the answer, then EOF) well before the test's own deadline.
+	for i, c := range conns {
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := io.Copy(io.Discard, c); err != nil {
+			t.Errorf("stalled client %d: %v (the server did not close it)", i, err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before+2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("goroutines: %d before, %d after the stalled clients", before, runtime.NumGoroutine())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st, _, _ := s.do(t, "GET", "/api/v2/books", "", nil); st != 200 {
+		t.Errorf("after the stalled clients: %d", st)
 	}
 }
