@@ -327,10 +327,15 @@ func (m *model) emitOneOf(p *printer, d *decl) {
 	p.f("func (u %s) MarshalJSON() ([]byte, error) {\nswitch {\n", d.name)
 	for _, v := range d.variants {
 		p.f("case u.%s != nil:\n", v.goName)
-		if v.discField != "" {
+		switch {
+		case v.discField != "" && v.value == "":
+			// The value is "" itself: nothing to fill in.
+			p.f("v := *u.%s\nif v.%s != \"\" {\nreturn nil, fmt.Errorf(\"%s.%s: %s.%s is %%q, want %%q\", v.%s, \"\")\n}\nreturn json.Marshal(v)\n",
+				v.goName, v.discField, p.pkg, d.name, v.goName, v.discField, v.discField)
+		case v.discField != "":
 			p.f("v := *u.%s\nswitch v.%s {\ncase \"\":\nv.%s = %q\ncase %q:\ndefault:\nreturn nil, fmt.Errorf(\"%s.%s: %s.%s is %%q, want %%q\", v.%s, %q)\n}\nreturn json.Marshal(v)\n",
 				v.goName, v.discField, v.discField, v.value, v.value, p.pkg, d.name, v.goName, v.discField, v.discField, v.value)
-		} else {
+		default:
 			p.f("return json.Marshal(u.%s)\n", v.goName)
 		}
 	}
@@ -342,12 +347,13 @@ func (m *model) emitOneOf(p *printer, d *decl) {
 	if d.discOptional {
 		// The discriminator has a default: a value without it is the one
 		// variant it decodes into strictly.
-		p.f("if raw, ok := probe[%q]; ok {\nif err := json.Unmarshal(raw, &d); err != nil {\nreturn fmt.Errorf(%s, err)\n}\n} else {\n", d.discriminator, strconv.Quote(where+": %w"))
+		// (Counted, not judged by d: "" may be a variant's value.)
+		p.f("if raw, ok := probe[%q]; ok {\nif err := json.Unmarshal(raw, &d); err != nil {\nreturn fmt.Errorf(%s, err)\n}\n} else {\nfits := 0\n", d.discriminator, strconv.Quote(where+": %w"))
 		for _, v := range d.variants {
-			p.f("if decodeStrict(b, new(%s)) == nil {\nif d != \"\" {\nreturn errors.New(%s)\n}\nd = %q\n}\n",
+			p.f("if decodeStrict(b, new(%s)) == nil {\nif fits++; fits > 1 {\nreturn errors.New(%s)\n}\nd = %q\n}\n",
 				v.typ.expr, strconv.Quote(where+" is missing and the value fits several variants"), v.value)
 		}
-		p.f("if d == \"\" {\nreturn errors.New(%s)\n}\n}\n", strconv.Quote(where+" is missing and the value fits no variant"))
+		p.f("if fits == 0 {\nreturn errors.New(%s)\n}\n}\n", strconv.Quote(where+" is missing and the value fits no variant"))
 	} else {
 		p.f("if raw, ok := probe[%q]; !ok {\nreturn errors.New(%s)\n} else if err := json.Unmarshal(raw, &d); err != nil {\nreturn fmt.Errorf(%s, err)\n}\n",
 			d.discriminator, strconv.Quote(where+" is missing"), strconv.Quote(where+": %w"))

@@ -23,11 +23,17 @@ import (
 var update = conformancetest.Update
 
 // contracts are the contracts whose generated code is golden-tested and
-// compiled: the two examples and the mapping corpus.
+// compiled: the two examples, the mapping corpus, and the mounts' probe
+// contracts (internal/mounttest/testdata/unseen: Go keywords, non-ASCII
+// and clashing names, recursive types, int64, unions, non-object outputs),
+// which are compiled and run but not golden-tested.
 var contracts = []struct{ name, dir string }{
 	{"tasks", "../../examples/tasks"},
 	{"minimal", "../../examples/minimal"},
 	{"mappings", "testdata/mappings"},
+	{"library", "../../internal/mounttest/testdata/unseen/library"},
+	{"fleet", "../../internal/mounttest/testdata/unseen/fleet"},
+	{"ledger", "../../internal/mounttest/testdata/unseen/ledger"},
 }
 
 var (

@@ -138,7 +138,7 @@ func TestGeneratedCodeRuns(t *testing.T) {
 	gs := testGraphs(t)
 	dir := tempModule(t)
 	var trips []roundTrip
-	pkgs := []string{"tasks", "minimal", "mappings", "schemas"}
+	pkgs := []string{"tasks", "minimal", "mappings", "schemas", "library", "fleet", "ledger"}
 	for _, name := range pkgs {
 		pkg := name + "api"
 		files := generate(t, gs[name], pkg)
@@ -189,7 +189,7 @@ func TestGeneratedCodeRuns(t *testing.T) {
 	write("trips.go", b.String())
 	write("main.go", driverSource)
 	write("behaviour.go", behaviourSource)
-	write("calls.go", callsSource(gs, []string{"tasks", "minimal", "mappings", "schemas"}))
+	write("calls.go", callsSource(gs, pkgs))
 	write("calldriver.go", callDriverSource)
 
 	t.Logf("%d round trips", len(trips))
@@ -350,6 +350,20 @@ func behaviour() int {
 	}
 	expectErr("fits no variant", json.Unmarshal([]byte(` + "`" + `{"fax":"1"}` + "`" + `), &n), "fits no variant")
 	expect("optional discriminator filled in", mappingsapi.Notice{Sms: &mappingsapi.NoticeSms{Phone: "+1"}}, ` + "`" + `{"kind":"sms","phone":"+1"}` + "`" + `)
+	// "" as a discriminator value: written as is, read back, and (when CUE
+	// fills it in) inferred from the fields.
+	expect("empty discriminator", mappingsapi.MUnionsInputBlank{X: &mappingsapi.MUnionsInputBlankX{X: 1}}, ` + "`" + `{"tag":"","x":1}` + "`" + `)
+	_, err = json.Marshal(mappingsapi.MUnionsInputBlank{X: &mappingsapi.MUnionsInputBlankX{Tag: "full"}})
+	expectErr("empty discriminator, wrong value", err, "want")
+	var bl mappingsapi.MUnionsInputBlankOpt
+	if err := json.Unmarshal([]byte(` + "`" + `{"x":3}` + "`" + `), &bl); err != nil || bl.X == nil || bl.X.X != 3 || bl.Some != nil {
+		failed++
+		fmt.Printf("FAIL empty discriminator inferred: %+v %v\n", bl, err)
+	}
+	if err := json.Unmarshal([]byte(` + "`" + `{"y":"z"}` + "`" + `), &bl); err != nil || bl.Some == nil || bl.X != nil {
+		failed++
+		fmt.Printf("FAIL other discriminator inferred: %+v %v\n", bl, err)
+	}
 	// A raw union decodes as each arm.
 	var e mappingsapi.MUnionsInputEither
 	_ = json.Unmarshal([]byte("42"), &e)
