@@ -16,12 +16,15 @@
 //   - boolean: --x, --x=false, --no-x;
 //   - integer: a whole number (--limit 1.5 is refused naming the flag);
 //   - number, string: as typed; an enum's values are listed in --help;
-//   - list: the flag repeated (--tag a --tag b), or one JSON array;
-//   - object: a JSON object, or dotted flags (--opts.k v);
+//   - list: the flag repeated (--tag a --tag b), or one JSON array; the
+//     values an enum element may take are listed in --help;
+//   - object: a JSON object, or dotted flags: --opts.k v for a declared
+//     property, --labels.KEY v for a key of a map (or of an object open to
+//     undeclared keys), the key taken whole;
 //   - anything else: JSON if it parses, else the text.
 //
-// When the first required field is not given and standard input is not a
-// terminal, it is read from standard input. --json prints one compact
+// When a required field is given by no flag and standard input is not a
+// terminal, the first such field is read from standard input. --json prints one compact
 // line instead of indented JSON.
 package cli
 
@@ -114,6 +117,7 @@ type App struct {
 // command is one command of the tree.
 type command struct {
 	name   string
+	cobra  *cobra.Command
 	tool   *project.Tool     // a contract or runtime tool; nil for CLI-only
 	native *graph.CliCommand // a CLI-only command
 	fields []*field
@@ -279,6 +283,7 @@ func (a *App) cobraCommand(c *command) *cobra.Command {
 	for _, f := range c.fields {
 		register(cc.Flags(), f)
 	}
+	c.cobra = cc
 	return cc
 }
 
@@ -315,6 +320,13 @@ func (a *App) Run(ctx context.Context, args []string) int {
 	}
 	a.code = 0
 	a.compact, a.headers, a.server = false, nil, a.opts.Server
+	if cmd, _, err := a.root.Find(args); err == nil {
+		for _, c := range a.commands {
+			if c.cobra == cmd {
+				addKeyFlags(cmd.Flags(), c.fields, args)
+			}
+		}
+	}
 	a.root.SetArgs(args)
 	if err := a.root.ExecuteContext(ctx); err != nil {
 		e, ok := mount.AsError(err)
@@ -365,12 +377,12 @@ func (a *App) runCommand(ctx context.Context, c *command) error {
 func (a *App) fromStdin(c *command, args map[string]any) error {
 	var first *field
 	for _, f := range c.fields {
-		if f.required {
+		if _, set := args[f.path[0]]; f.required && !set {
 			first = f
 			break
 		}
 	}
-	if first == nil || args[first.path[0]] != nil || isTerminal(a.stdin) {
+	if first == nil || isTerminal(a.stdin) {
 		return nil
 	}
 	max := a.opts.MaxStdinBytes

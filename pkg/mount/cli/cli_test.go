@@ -39,7 +39,10 @@ func flagsGraph(t testing.TB) *graph.Graph {
 		"color":  map[string]any{"enum": []any{"red", "green"}},
 		"opts": map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{
 			"k": map[string]any{"type": "string"}, "n": map[string]any{"type": "integer"}}},
-		"extra": map[string]any{},
+		"extra":  map[string]any{},
+		"labels": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}},
+		"counts": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "integer"}},
+		"shades": map[string]any{"type": "array", "items": map[string]any{"enum": []any{"dark", "light"}}},
 	}})
 	g.Services = []graph.Service{{Name: "things", Prefix: "/things", Scope: "public", Operations: []graph.Operation{{
 		Service: "things", Action: "make", Method: "POST", Path: "/{id}", Desc: "Make a thing", Scope: "public",
@@ -109,6 +112,11 @@ func TestFlagKinds(t *testing.T) {
 		{[]string{"--count", "3", "--opts", `{"k":"v"}`, "--opts.n", "2"}, `{"count":3,"opts":{"k":"v","n":2}}`},
 		{[]string{"--count", "3", "--extra", `[1]`}, `{"count":3,"extra":[1]}`},
 		{[]string{"--count", "3", "--extra", `plain text`}, `{"count":3,"extra":"plain text"}`},
+		// Keys a map does not declare: --NAME.KEY, the key taken whole.
+		{[]string{"--count", "3", "--labels.env", "prod", "--labels.team=core"}, `{"count":3,"labels":{"env":"prod","team":"core"}}`},
+		{[]string{"--count", "3", "--labels", `{"a":"b"}`, "--labels.c", "d"}, `{"count":3,"labels":{"a":"b","c":"d"}}`},
+		{[]string{"--count", "3", "--labels.a.b", "v", "--counts.n", "2"}, `{"count":3,"counts":{"n":2},"labels":{"a.b":"v"}}`},
+		{[]string{"--count", "3", "--shades", "dark", "--shades", "light"}, `{"count":3,"shades":["dark","light"]}`},
 	}
 	for _, c := range cases {
 		*calls = nil
@@ -146,6 +154,9 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"--count", "1", "--count", "2"}, `--count is given 2 times`},
 		{[]string{"--count", "1", "--color", "blue"}, `"error":"VALIDATION_ERROR"`},
 		{[]string{"--count", "1", "--nope", "1"}, `unknown flag: --nope`},
+		{[]string{"--count", "1", "--counts.n", "x"}, `--counts.n expects a whole number, got \"x\"`},
+		{[]string{"--count", "1", "--opts.zzz", "1"}, `unknown flag: --opts.zzz`}, // a closed object
+		{[]string{"--count", "1", "--labels.", "1"}, `unknown flag: --labels.`},
 	}
 	for _, c := range cases {
 		*calls = nil
@@ -163,7 +174,8 @@ func TestFlagErrors(t *testing.T) {
 func TestHelp(t *testing.T) {
 	a, _ := flagsApp(t)
 	r := runApp(t, a, "", "make_thing", "--help")
-	for _, want := range []string{"--count", "How many (required)", "--no-active", "one of: green, red", "--opts.k", "Required: --count, --id."} {
+	for _, want := range []string{"--count", "How many (required)", "--no-active", "one of: green, red", "--opts.k", "Required: --count, --id.",
+		"one of: dark, light (repeat the flag", "--labels.KEY VALUE", "(a JSON object, or its dotted flags)"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("help lacks %q:\n%s", want, r.stdout)
 		}
@@ -198,6 +210,13 @@ func TestStdin(t *testing.T) {
 	res = runApp(t, a, "ignored", "create_task", "--title", "From a flag")
 	if res.code != 0 || titles[1] != "From a flag" {
 		t.Fatalf("exit %d %v", res.code, titles)
+	}
+	// The first required field no flag set: --count is given, so
+	// standard input is --id.
+	fa, calls := flagsApp(t)
+	res = runApp(t, fa, "x7\n", "make_thing", "--count", "2")
+	if res.code != 0 || len(*calls) != 1 || (*calls)[0].Params["id"] != "x7" {
+		t.Fatalf("stdin for the first unset required field: exit %d %s", res.code, res.stderr)
 	}
 }
 

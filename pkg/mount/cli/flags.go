@@ -44,6 +44,13 @@ type field struct {
 	desc     string
 	// children are the dotted flags of an object field's properties.
 	children []*field
+	// open: an object field that takes keys it does not declare (a map,
+	// or an open struct); --name.KEY flags for such keys are added when a
+	// command line uses them ([addKeyFlags]), read as valueKind.
+	open      bool
+	valueKind kind
+	// keys are the children added for undeclared keys, by key.
+	keys map[string]*field
 	// values are the texts given on the command line, in order.
 	values []string
 	// negated is set by --no-x.
@@ -116,10 +123,53 @@ func objectFields(root, s any, prefix []string, depth int) []*field {
 			for _, p := range props[name] {
 				f.children = append(f.children, objectFields(root, p, f.path, depth+1)...)
 			}
+			f.open, f.valueKind = openKeys(root, props[name])
 		}
 		out = append(out, f)
 	}
 	return out
+}
+
+// openKeys reports whether an object property (its schemas, one per
+// branch naming it) takes undeclared keys — additionalProperties absent or
+// not false, or patternProperties — and how such a key's value reads.
+func openKeys(root any, schemas []any) (open bool, k kind) {
+	k = kindRaw
+	kinds := map[kind]bool{}
+	for _, s := range schemas {
+		for _, m := range branches(root, s) {
+			if _, ok := m["type"]; !ok && m["properties"] == nil && m["additionalProperties"] == nil && m["patternProperties"] == nil {
+				continue // a $ref or union wrapper: its members say
+			}
+			switch ap := m["additionalProperties"].(type) {
+			case nil:
+				open = true
+				kinds[kindRaw] = true
+			case bool:
+				if ap {
+					open = true
+					kinds[kindRaw] = true
+				}
+			case map[string]any:
+				open = true
+				vk, _, _ := kindOf(root, ap)
+				kinds[vk] = true
+			}
+			if pp, ok := m["patternProperties"].(map[string]any); ok && len(pp) > 0 {
+				open = true
+				kinds[kindRaw] = true
+			}
+		}
+	}
+	if len(kinds) == 1 {
+		for vk := range kinds {
+			// A list or object value is given as JSON.
+			if vk != kindArray && vk != kindObject {
+				k = vk
+			}
+		}
+	}
+	return open, k
 }
 
 // branches returns the object schemas that describe a value of s: s
@@ -178,7 +228,9 @@ func kindOf(root, s any) (k, elem kind, enum []string) {
 			types["string"] = true
 		}
 		if it, ok := m["items"]; ok && types["array"] {
-			elem, _, _ = kindOf(root, it)
+			var items []string
+			elem, _, items = kindOf(root, it)
+			enum = append(enum, items...) // the values an element may take
 		}
 	}
 	delete(types, "null")
@@ -247,11 +299,15 @@ func register(fs *pflag.FlagSet, f *field) {
 	if len(f.enum) > 0 {
 		usage = strings.TrimSpace(usage + " one of: " + strings.Join(f.enum, ", "))
 	}
-	switch f.kind {
-	case kindArray:
+	switch {
+	case f.kind == kindArray:
 		usage = strings.TrimSpace(usage + " (repeat the flag, or give one JSON array)")
-	case kindObject:
+	case f.kind == kindObject && f.open:
 		usage = strings.TrimSpace(usage + " (a JSON object, or --" + f.name() + ".KEY VALUE)")
+	case f.kind == kindObject && len(f.children) > 0:
+		usage = strings.TrimSpace(usage + " (a JSON object, or its dotted flags)")
+	case f.kind == kindObject:
+		usage = strings.TrimSpace(usage + " (a JSON object)")
 	}
 	fl := fs.VarPF(fieldValue{f}, f.name(), "", usage)
 	if f.kind == kindBoolean {
@@ -404,6 +460,56 @@ func (f *field) given() bool {
 		}
 	}
 	return false
+}
+
+// addKeyFlags registers, on fs, a hidden flag for every --NAME.KEY of args
+// whose NAME is an open object field and whose KEY it does not declare
+// (--labels.env prod for a map of strings): KEY is taken whole, dots and
+// all, and its value read as the map's value kind. A key once added stays
+// (its flag cannot be removed from fs) and is reused by later runs.
+func addKeyFlags(fs *pflag.FlagSet, fields []*field, args []string) {
+	for _, tok := range args {
+		if tok == "--" {
+			return
+		}
+		if !strings.HasPrefix(tok, "--") {
+			continue
+		}
+		name, _, _ := strings.Cut(tok[2:], "=")
+		if fs.Lookup(name) != nil {
+			continue
+		}
+		f := openParent(fields, name)
+		if f == nil {
+			continue
+		}
+		key := name[len(f.name())+1:]
+		if f.keys == nil {
+			f.keys = map[string]*field{}
+		}
+		c := &field{path: append(slices.Clone(f.path), key), kind: f.valueKind}
+		f.keys[key] = c
+		f.children = append(f.children, c)
+		fs.VarPF(fieldValue{c}, c.name(), "", "").Hidden = true
+	}
+}
+
+// openParent returns the open object field (at any dotted depth) whose
+// name, followed by ".", starts name with a non-empty rest.
+func openParent(fields []*field, name string) *field {
+	for _, f := range fields {
+		n := f.name()
+		if !strings.HasPrefix(name, n+".") || len(name) == len(n)+1 {
+			continue
+		}
+		if c := openParent(f.children, name); c != nil {
+			return c
+		}
+		if f.open {
+			return f
+		}
+	}
+	return nil
 }
 
 // reset forgets the texts of a previous run (a command tree can run
