@@ -107,6 +107,13 @@ func mergeParts(ps []part) (any, error) {
 	default:
 		out = map[string]any{"allOf": bodies}
 	}
+	if _, typed := out["type"]; !typed {
+		// Tool arguments are always one JSON object (the runner refuses
+		// anything else), and providers require a root "type": "object"
+		// (OpenAI and Anthropic refuse a root allOf or anyOf without it):
+		// say so beside the union or the allOf.
+		out["type"] = "object"
+	}
 	pruneDefs(out, defs, inlined)
 	if len(defs) > 0 {
 		out["$defs"] = defs

@@ -631,6 +631,31 @@ func pureUnion(s map[string]any, key string) bool {
 	return true
 }
 
+// loneUnion reports whether s is only a union under key: pureUnion, or a
+// union of object schemas beside "type": "object" (which then restricts
+// nothing — the root of an advertised tool input, where the projector says
+// the arguments are one object).
+func loneUnion(root any, s map[string]any, key string) bool {
+	if pureUnion(s, key) {
+		return true
+	}
+	if s["type"] != "object" {
+		return false
+	}
+	for k := range s {
+		if k != key && k != "type" && !annotationKeys[k] {
+			return false
+		}
+	}
+	bs, _ := s[key].([]any)
+	for _, b := range bs {
+		if r := resolve(root, b); r.m == nil || r.m["type"] != "object" {
+			return false
+		}
+	}
+	return len(bs) > 0
+}
+
 func hasUnion(s map[string]any) bool {
 	_, a := s["anyOf"]
 	_, o := s["oneOf"]

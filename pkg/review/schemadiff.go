@@ -257,10 +257,10 @@ func (d *schemaDiff) compare(ptr string, ctx defCtx, oldS, newS any) {
 		ou, oIs := o[k].([]any)
 		nu, nIs := n[k].([]any)
 		switch {
-		case oIs && !nIs && pureUnion(o, k) && !hasUnion(n):
+		case oIs && !nIs && loneUnion(d.oldRoot, o, k) && !hasUnion(n):
 			d.branches(ptr+"/"+k, ctx, k, ou, []any{newS})
 			return
-		case nIs && !oIs && pureUnion(n, k) && !hasUnion(o):
+		case nIs && !oIs && loneUnion(d.newRoot, n, k) && !hasUnion(o):
 			d.branches(ptr+"/"+k, ctx, k, []any{oldS}, nu)
 			return
 		}

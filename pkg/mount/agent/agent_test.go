@@ -189,3 +189,19 @@ func TestExportKeepsBytes(t *testing.T) {
 		t.Fatal("tools not sorted by name")
 	}
 }
+
+// Every provider requires a function's parameters to be an object schema
+// ("type": "object" at the root): so is every advertised input, a union
+// input (allOf of #params and an anyOf #input, unflattened) included. The
+// probe contracts hold such a union (fleet's devices.command).
+func TestInputsAreObjectSchemas(t *testing.T) {
+	for _, name := range []string{"library", "fleet", "ledger"} {
+		ts := toolset(t, mounttest.Unseen(t, name), nil)
+		for _, tool := range ts.Tools() {
+			var root map[string]any
+			if err := json.Unmarshal(tool.InputSchema, &root); err != nil || root["type"] != "object" {
+				t.Errorf("%s %s: the input's root type is %v: %s", name, tool.Name, root["type"], tool.InputSchema)
+			}
+		}
+	}
+}
