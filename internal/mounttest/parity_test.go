@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"stitchkit.dev/stitchkit/internal/mounttest"
+	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/mount"
 	"stitchkit.dev/stitchkit/pkg/mount/agent"
 	"stitchkit.dev/stitchkit/pkg/mount/cli"
@@ -70,11 +71,52 @@ var parityCorpus = []parityCase{
 // process and against the HTTP mount with --server (upstream test 37). Every transport runs the one runner, so a disagreement can only
 // come from a mount adapting a call differently.
 func TestParity(t *testing.T) {
-	g := mounttest.Tasks(t)
 	task := func(context.Context, *mount.Call) (json.RawMessage, error) {
 		return json.RawMessage(`{"id":"t_1","title":"a","done":true}`), nil
 	}
-	r, err := mounttest.ExampleRunner(g, nil, map[string]mount.Handler{"tasks.update": task})
+	parity(t, mounttest.Tasks(t), "admin", map[string]mount.Handler{"tasks.update": task}, parityCorpus)
+}
+
+// The library probe contract's corpus: a #params pattern under a custom
+// prefix, #query defaults, integer bounds, enum lists and booleans, a body
+// with a nested list, a map and a nullable number, defaults in #input, a
+// rest parameter, and operations without examples (NOT_IMPLEMENTED once
+// the arguments are valid, everywhere alike).
+var libraryCorpus = []parityCase{
+	{"list ok", "list_books", `{"page":2,"format":["ebook","paperback"],"available":true}`, "GET", "/v2/books?page=2&format=ebook&format=paperback&available=true", "", ""},
+	{"list defaults", "list_books", `{}`, "GET", "/v2/books", "", ""},
+	{"list page 0", "list_books", `{"page":0}`, "GET", "/v2/books?page=0", "", "VALIDATION_ERROR"},
+	{"list size 101", "list_books", `{"size":101}`, "GET", "/v2/books?size=101", "", "VALIDATION_ERROR"},
+	{"list page fraction", "list_books", `{"page":1.5}`, "GET", "/v2/books?page=1.5", "", "VALIDATION_ERROR"},
+	{"list bad format", "list_books", `{"format":["audio"]}`, "GET", "/v2/books?format=audio", "", "VALIDATION_ERROR"},
+	{"list available not bool", "list_books", `{"available":"maybe"}`, "GET", "/v2/books?available=maybe", "", "VALIDATION_ERROR"},
+	{"list min rating", "list_books", `{"minRating":4.5}`, "GET", "/v2/books?minRating=4.5", "", ""},
+	{"get ok", "get_book", `{"isbn":"9780262033848"}`, "GET", "/v2/books/9780262033848", "", ""},
+	{"get bad isbn", "get_book", `{"isbn":"123"}`, "GET", "/v2/books/123", "", "VALIDATION_ERROR"},
+	{"add ok", "add_book", `{"isbn":"9780262033848","title":"T","authors":[{"name":"A","alias":null}],"pages":3,"format":"ebook","tags":{"lang":"en"}}`,
+		"POST", "/v2/books", `{"isbn":"9780262033848","title":"T","authors":[{"name":"A","alias":null}],"pages":3,"format":"ebook","tags":{"lang":"en"}}`, ""},
+	{"add no title", "add_book", `{"isbn":"9780262033848","pages":3,"format":"ebook"}`, "POST", "/v2/books", `{"isbn":"9780262033848","pages":3,"format":"ebook"}`, "VALIDATION_ERROR"},
+	{"add rating 6", "add_book", `{"isbn":"9780262033848","title":"T","pages":3,"format":"ebook","rating":6}`, "POST", "/v2/books", `{"isbn":"9780262033848","title":"T","pages":3,"format":"ebook","rating":6}`, "VALIDATION_ERROR"},
+	{"add tag not a string", "add_book", `{"isbn":"9780262033848","title":"T","pages":3,"format":"ebook","tags":{"a":1}}`, "POST", "/v2/books", `{"isbn":"9780262033848","title":"T","pages":3,"format":"ebook","tags":{"a":1}}`, "VALIDATION_ERROR"},
+	{"add unknown key", "add_book", `{"isbn":"9780262033848","title":"T","pages":3,"format":"ebook","color":"red"}`, "POST", "/v2/books", `{"isbn":"9780262033848","title":"T","pages":3,"format":"ebook","color":"red"}`, "VALIDATION_ERROR"},
+	{"borrow ok, defaults", "borrow_loan", `{"isbn":"9780262033848","member":"m_1"}`, "POST", "/loans", `{"isbn":"9780262033848","member":"m_1"}`, ""},
+	{"borrow days 0", "borrow_loan", `{"isbn":"9780262033848","member":"m_1","days":0}`, "POST", "/loans", `{"isbn":"9780262033848","member":"m_1","days":0}`, "VALIDATION_ERROR"},
+	{"borrow bad member", "borrow_loan", `{"isbn":"9780262033848","member":"bob"}`, "POST", "/loans", `{"isbn":"9780262033848","member":"bob"}`, "VALIDATION_ERROR"},
+	{"remove valid, no example", "remove_book", `{"isbn":"9780262033848","force":true}`, "DELETE", "/v2/books/9780262033848?force=true", "", "NOT_IMPLEMENTED"},
+	{"remove bad isbn", "remove_book", `{"isbn":"x"}`, "DELETE", "/v2/books/x", "", "VALIDATION_ERROR"},
+	{"patch null rating", "patch_book", `{"isbn":"9780262033848","rating":null}`, "PATCH", "/v2/books/9780262033848", `{"rating":null}`, "NOT_IMPLEMENTED"},
+	{"patch rating 7", "patch_book", `{"isbn":"9780262033848","rating":7}`, "PATCH", "/v2/books/9780262033848", `{"rating":7}`, "VALIDATION_ERROR"},
+	{"scan rest", "scan_book", `{"shelf":"main","rest":"a/b"}`, "GET", "/v2/books/shelves/main/a/b", "", "NOT_IMPLEMENTED"},
+}
+
+func TestParityLibrary(t *testing.T) {
+	parity(t, mounttest.Unseen(t, "library"), "librarian", nil, libraryCorpus)
+}
+
+// parity runs a corpus over every transport of g: HTTP under /api, MCP on
+// the named surface, the Agent, and the CLI in process and with --server.
+func parity(t *testing.T, g *graph.Graph, surface string, bind map[string]mount.Handler, corpus []parityCase) {
+	r, err := mounttest.ExampleRunner(g, nil, bind)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +134,7 @@ func TestParity(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	client := sdk.NewClient(&sdk.Implementation{Name: "parity", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp/admin", DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp/" + surface, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +156,7 @@ func TestParity(t *testing.T) {
 		cliTools[c.Name()] = true
 	}
 
-	for _, c := range parityCorpus {
+	for _, c := range corpus {
 		got := map[string]string{}
 		got["HTTP"] = httpOutcome(t, srv.URL+"/api", c)
 		got["MCP"] = mcpOutcome(t, cs, c)
@@ -134,6 +176,15 @@ func TestParity(t *testing.T) {
 			t.Errorf("%s: only %d transports ran", c.name, len(got))
 		}
 	}
+}
+
+func flagText(v any) string {
+	switch v.(type) {
+	case map[string]any, nil:
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	return fmt.Sprint(v)
 }
 
 func httpOutcome(t *testing.T, base string, c parityCase) string {
@@ -189,8 +240,10 @@ func agentOutcome(tools *agent.Toolset, c parityCase) string {
 	return err.Error()
 }
 
-// cliOutcome writes the arguments as flags: strings and numbers as
-// values, booleans as --k=true, lists repeated.
+// cliOutcome writes the arguments as flags, each as --k=v: strings and
+// numbers as they are, lists repeated, objects (and objects in a list)
+// and null as JSON. (--k=v, not --k v: a boolean flag takes no separate
+// value, so a wrong one such as "maybe" must be attached to be judged.)
 func cliOutcome(t *testing.T, app *cli.App, c parityCase) string {
 	var args map[string]any
 	dec := json.NewDecoder(strings.NewReader(c.args))
@@ -208,12 +261,10 @@ func cliOutcome(t *testing.T, app *cli.App, c parityCase) string {
 		switch v := args[k].(type) {
 		case []any:
 			for _, e := range v {
-				argv = append(argv, "--"+k, fmt.Sprint(e))
+				argv = append(argv, "--"+k+"="+flagText(e))
 			}
-		case bool:
-			argv = append(argv, fmt.Sprintf("--%s=%t", k, v))
 		default:
-			argv = append(argv, "--"+k, fmt.Sprint(v))
+			argv = append(argv, "--"+k+"="+flagText(v))
 		}
 	}
 	var out, errb bytes.Buffer

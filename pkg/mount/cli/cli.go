@@ -107,7 +107,8 @@ type App struct {
 	stdout   io.Writer
 	stderr   io.Writer
 
-	// Per run: the global flags and the outcome.
+	// Per run: the command line, the global flags and the outcome.
+	argv    []string
 	server  string
 	headers []string
 	compact bool
@@ -273,10 +274,14 @@ func (a *App) cobraCommand(c *command) *cobra.Command {
 		Short: short,
 		Long:  strings.TrimSpace(short + "\n\n" + describe(c.fields)),
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return mount.Errorf("BAD_REQUEST", "%s takes flags, not arguments (got %q)", c.name, args[0])
+			if len(args) == 0 {
+				return nil
 			}
-			return nil
+			if f := a.boolBefore(c, args[0]); f != "" {
+				// --done false: a boolean flag takes no separate value.
+				return mount.Errorf("BAD_REQUEST", "--%s is a boolean flag and takes no separate value: write --%s=%s (or --%s, --no-%s)", f, f, args[0], f, f)
+			}
+			return mount.Errorf("BAD_REQUEST", "%s takes flags, not arguments (got %q)", c.name, args[0])
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runCommand(cmd.Context(), c) },
 	}
@@ -285,6 +290,38 @@ func (a *App) cobraCommand(c *command) *cobra.Command {
 	}
 	c.cobra = cc
 	return cc
+}
+
+// boolBefore returns the name of the boolean field whose bare flag (--x or
+// --no-x, no "=") comes just before the argument arg on the command line,
+// or "".
+func (a *App) boolBefore(c *command, arg string) string {
+	for i := 1; i < len(a.argv); i++ {
+		if a.argv[i] != arg {
+			continue
+		}
+		prev, ok := strings.CutPrefix(a.argv[i-1], "--")
+		if !ok || strings.Contains(prev, "=") {
+			continue
+		}
+		name := strings.TrimPrefix(prev, "no-")
+		for _, f := range flatFields(c.fields) {
+			if f.kind == kindBoolean && f.name() == name {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+// flatFields lists fields and their dotted children.
+func flatFields(fields []*field) []*field {
+	var out []*field
+	for _, f := range fields {
+		out = append(out, f)
+		out = append(out, flatFields(f.children)...)
+	}
+	return out
 }
 
 func cmpOr(a, b string) string {
@@ -319,7 +356,7 @@ func (a *App) Run(ctx context.Context, args []string) int {
 		reset(c.fields)
 	}
 	a.code = 0
-	a.compact, a.headers, a.server = false, nil, a.opts.Server
+	a.compact, a.headers, a.server, a.argv = false, nil, a.opts.Server, args
 	if cmd, _, err := a.root.Find(args); err == nil {
 		for _, c := range a.commands {
 			if c.cobra == cmd {

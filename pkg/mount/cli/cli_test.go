@@ -170,6 +170,22 @@ func TestFlagErrors(t *testing.T) {
 	}
 }
 
+// A boolean flag takes no separate value: --active false is refused with
+// a message saying how to write it, not "takes flags, not arguments".
+func TestBooleanWithSeparateValue(t *testing.T) {
+	a, calls := flagsApp(t)
+	for _, args := range [][]string{{"--active", "false"}, {"--no-active", "yes"}} {
+		r := runApp(t, a, "", append([]string{"make_thing", "--id", "x", "--count", "1", "--json"}, args...)...)
+		if r.code != 1 || len(*calls) != 0 || !strings.Contains(r.stderr, `"error":"BAD_REQUEST"`) ||
+			!strings.Contains(r.stderr, "--active is a boolean flag and takes no separate value: write --active="+args[1]) {
+			t.Errorf("%v: exit %d, stderr %s", args, r.code, r.stderr)
+		}
+	}
+	if r := runApp(t, a, "", "make_thing", "--id", "x", "--count", "1", "stray"); r.code != 1 || !strings.Contains(r.stderr, `takes flags, not arguments (got \"stray\")`) {
+		t.Errorf("stray argument: exit %d, stderr %s", r.code, r.stderr)
+	}
+}
+
 // Help lists every flag, the required ones and an enum's values.
 func TestHelp(t *testing.T) {
 	a, _ := flagsApp(t)
