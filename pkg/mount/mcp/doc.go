@@ -40,7 +40,11 @@
 //     (http.CrossOriginProtection); a non-loopback Host on a loopback
 //     listener 403 (the SDK's DNS-rebinding protection stays on as well); a
 //     declared body over the cap 413; Options.Authenticate refuses with 401
-//     (WWW-Authenticate) or 403 — each with the HTTP error envelope.
+//     (WWW-Authenticate) or 403 — each with the HTTP error envelope. Then,
+//     by the SDK's own rules, what its transport would refuse in plain
+//     text: a method it does not serve 405 (with Allow), a Content-Type
+//     that is not JSON 415, an Accept taking neither JSON nor a stream
+//     400, a chunked body over the cap 413.
 //   - Stateless streamable HTTP by default, stateful sessions
 //     (Options.Stateful, each bound to the caller that opened it) and stdio
 //     ([Handler.ServeStdio], [Handler.Run]) all come from the one builder,

@@ -1,11 +1,14 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
 	"slices"
@@ -415,6 +418,25 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if e := h.refuseTransport(w, r); e != nil {
+		h.writeHTTPError(w, r, e)
+		return
+	}
+	if r.Method == http.MethodPost && r.ContentLength < 0 {
+		// A body of unknown length (chunked): read it here, under the cap,
+		// so that one too long is our 413, not the SDK's plain text.
+		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				h.writeHTTPError(w, r, mount.Errorf("PAYLOAD_TOO_LARGE", "Request body exceeds the %d byte limit", h.maxBody))
+			} else {
+				h.writeHTTPError(w, r, mount.NewError("BAD_REQUEST", "The request body could not be read").WithCause(err))
+			}
+			return
+		}
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+	}
 	s := h.surfaces[name]
 	if h.owners != nil {
 		if !h.owners.serveOwned(s.http, w, r, h.opts.SessionOwner(r.Context())) {
@@ -423,6 +445,62 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.http.ServeHTTP(w, r)
+}
+
+// refuseTransport answers, with the HTTP error envelope and before the SDK
+// is reached, the requests the SDK's streamable transport would refuse in
+// plain text: a method it does not serve (405 with Allow), a POST whose
+// Content-Type is not application/json (415) or whose Accept takes neither
+// application/json nor text/event-stream (400). Its rules are the SDK's
+// (v1.8.0, streamable.go), so nothing it accepts is refused here. A stateless
+// DELETE is left to the SDK (a compatibility setting of its own may accept
+// it).
+func (h *Handler) refuseTransport(w http.ResponseWriter, r *http.Request) *mount.Error {
+	allow := "POST"
+	if h.opts.Stateful {
+		allow = "GET, POST, DELETE"
+	}
+	switch r.Method {
+	case http.MethodPost:
+	case http.MethodGet:
+		if !h.opts.Stateful {
+			w.Header().Set("Allow", allow)
+			return mount.NewError("METHOD_NOT_ALLOWED", "An MCP endpoint without sessions takes POST only")
+		}
+		return nil
+	case http.MethodDelete:
+		return nil
+	default:
+		w.Header().Set("Allow", allow)
+		return mount.Errorf("METHOD_NOT_ALLOWED", "An MCP endpoint takes %s", allow)
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return mount.NewError("UNSUPPORTED_MEDIA_TYPE", "An MCP request must have Content-Type application/json")
+	}
+	jsonOK, streamOK := accepts(r.Header.Values("Accept"))
+	if !jsonOK || !streamOK {
+		return mount.NewError("BAD_REQUEST", "An MCP request's Accept header must take both application/json and text/event-stream")
+	}
+	return nil
+}
+
+// accepts is the SDK's reading of Accept (streamableAccepts): whether the
+// values take application/json and text/event-stream, wildcards counted.
+func accepts(values []string) (jsonOK, streamOK bool) {
+	for _, value := range values {
+		for _, raw := range strings.Split(value, ",") {
+			base, _, _ := strings.Cut(strings.TrimSpace(raw), ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				streamOK = true
+			case "*/*":
+				jsonOK, streamOK = true, true
+			}
+		}
+	}
+	return jsonOK, streamOK
 }
 
 // selectSurface runs SelectSurface; a surface the graph does not declare

@@ -240,9 +240,49 @@ func TestRefusedBeforeSDK(t *testing.T) {
 	if st, b := post(func(*http.Request) {}, list+strings.Repeat(" ", 100)); st != 413 || !strings.Contains(b, "PAYLOAD_TOO_LARGE") {
 		t.Errorf("oversized: %d %s", st, b)
 	}
-	// A chunked body over the cap is cut off by the SDK while it reads.
-	if st, _ := post(func(r *http.Request) { r.ContentLength = -1 }, list+strings.Repeat(" ", 100)); st != 413 {
-		t.Errorf("chunked oversized: %d", st)
+	// The transport refusals the SDK would answer in plain text are the
+	// envelope with the registry code: a chunked body over the cap, a
+	// method the stateless transport does not take, a Content-Type that
+	// is not JSON, an Accept taking neither JSON nor a stream.
+	envelope := func(what string, st int, b string, status int, code string) {
+		t.Helper()
+		var env struct {
+			Error struct{ Code, Message string }
+		}
+		if st != status || json.Unmarshal([]byte(b), &env) != nil || env.Error.Code != code || env.Error.Message == "" {
+			t.Errorf("%s: %d %s, want %d with the %s envelope", what, st, b, status, code)
+		}
+	}
+	st, b := post(func(r *http.Request) { r.ContentLength = -1 }, list+strings.Repeat(" ", 100))
+	envelope("chunked oversized", st, b, 413, "PAYLOAD_TOO_LARGE")
+	for _, m := range []string{"GET", "PUT", "PATCH"} {
+		var allow string
+		st, b := post(func(r *http.Request) { r.Method = m }, list)
+		envelope(m, st, b, 405, "METHOD_NOT_ALLOWED")
+		req, _ := http.NewRequest(m, srv.URL+"/mcp/member", nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			allow = resp.Header.Get("Allow")
+			resp.Body.Close()
+		}
+		if allow != "POST" {
+			t.Errorf("%s: Allow %q", m, allow)
+		}
+	}
+	st, b = post(func(r *http.Request) { r.Header.Set("Content-Type", "text/plain") }, list)
+	envelope("text/plain", st, b, 415, "UNSUPPORTED_MEDIA_TYPE")
+	st, b = post(func(r *http.Request) { r.Header.Del("Content-Type") }, list)
+	envelope("no Content-Type", st, b, 415, "UNSUPPORTED_MEDIA_TYPE")
+	st, b = post(func(r *http.Request) { r.Header.Set("Accept", "text/html") }, list)
+	envelope("Accept text/html", st, b, 400, "BAD_REQUEST")
+	// What the SDK accepts still reaches it: a chunked body within the
+	// cap, JSON with a charset, Accept */*.
+	st, b = post(func(r *http.Request) {
+		r.ContentLength = -1
+		r.Header.Set("Content-Type", "application/json; charset=utf-8")
+		r.Header.Set("Accept", "*/*")
+	}, list)
+	if st != 200 || !strings.Contains(b, `"result":{}`) {
+		t.Errorf("chunked ping: %d %s", st, b)
 	}
 }
 
