@@ -474,8 +474,10 @@ func (h *Handler) refuseTransport(w http.ResponseWriter, r *http.Request) *mount
 		w.Header().Set("Allow", allow)
 		return mount.Errorf("METHOD_NOT_ALLOWED", "An MCP endpoint takes %s", allow)
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		return mount.NewError("UNSUPPORTED_MEDIA_TYPE", "An MCP request must have Content-Type application/json")
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" { // (the common case costs no parse)
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			return mount.NewError("UNSUPPORTED_MEDIA_TYPE", "An MCP request must have Content-Type application/json")
+		}
 	}
 	jsonOK, streamOK := accepts(r.Header.Values("Accept"))
 	if !jsonOK || !streamOK {
@@ -488,7 +490,9 @@ func (h *Handler) refuseTransport(w http.ResponseWriter, r *http.Request) *mount
 // values take application/json and text/event-stream, wildcards counted.
 func accepts(values []string) (jsonOK, streamOK bool) {
 	for _, value := range values {
-		for _, raw := range strings.Split(value, ",") {
+		for rest, more := value, true; more; {
+			var raw string
+			raw, rest, more = strings.Cut(rest, ",")
 			base, _, _ := strings.Cut(strings.TrimSpace(raw), ";")
 			switch strings.ToLower(strings.TrimSpace(base)) {
 			case "application/json", "application/*":
