@@ -587,6 +587,36 @@ func TestServeStaysHealthy(t *testing.T) {
 					}()
 				}
 			}
+			// MCP: every surface, and one that does not exist, with
+			// requests the SDK or the runner must refuse.
+			paths := []string{"/mcp/no-such-surface"}
+			for _, surface := range mcpSurfaces(t, g) {
+				paths = append(paths, mcpPath(surface.Name))
+			}
+			for _, path := range paths {
+				for _, body := range []string{
+					`garbage`,
+					`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"zz_nope","arguments":{}}}`,
+					`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}`,
+					`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":` + strings.Repeat("[", 2000) + strings.Repeat("]", 2000) + `}`,
+					big,
+				} {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						hr, _ := http.NewRequest("POST", s.base+path, strings.NewReader(body))
+						hr.Header.Set("Content-Type", "application/json")
+						hr.Header.Set("Accept", "application/json, text/event-stream")
+						resp, err := s.client.Do(hr)
+						if err != nil {
+							report("POST %s: %v", path, err)
+							return
+						}
+						_, _ = io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+					}()
+				}
+			}
 			wg.Wait()
 			for _, p := range problems {
 				t.Error(p)
