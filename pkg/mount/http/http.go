@@ -29,8 +29,8 @@
 //   - after authorization the query string is read as the #query types
 //     (a repeated key is a list; a malformed query string is 400
 //     BAD_REQUEST) and, for an operation with #input (POST, PUT, PATCH),
-//     the body: it must be application/json (else 415
-//     UNSUPPORTED_MEDIA_TYPE), is capped while it is read ([Options.MaxBodyBytes],
+//     the body: it must be application/json and not content-encoded (else
+//     415 UNSUPPORTED_MEDIA_TYPE), is capped while it is read ([Options.MaxBodyBytes],
 //     default 1 MiB, per operation [Options.OperationMaxBodyBytes]; over the
 //     cap 413 PAYLOAD_TOO_LARGE), may be empty (= {}) and is nesting-capped
 //     by the runner (mount.Options.MaxDepth). An operation without #input
@@ -354,6 +354,11 @@ func (rt *route) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	jsonType := isJSONMediaType(header(r.Header, "Content-Type"))
 	if !jsonType && r.ContentLength > 0 {
 		return nil, unsupported(r)
+	}
+	if ce := header(r.Header, "Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		// RFC 9110 §15.5.16: a content coding the server does not
+		// decode is 415 (read as JSON it would be "malformed").
+		return nil, mount.Errorf("UNSUPPORTED_MEDIA_TYPE", "A request body must not be encoded (Content-Encoding %s)", ce)
 	}
 	var b []byte
 	var err error

@@ -218,6 +218,8 @@ func TestHTTPPipeline(t *testing.T) {
 		{"text/plain body", "POST", "/tasks", "text/plain", `{"title":"a"}`, 415, "UNSUPPORTED_MEDIA_TYPE", ""},
 		{"no content type", "POST", "/tasks", "", `{"title":"a"}`, 415, "UNSUPPORTED_MEDIA_TYPE", ""},
 		{"latin1 JSON", "POST", "/tasks", "application/json; charset=latin1", `{"title":"a"}`, 415, "UNSUPPORTED_MEDIA_TYPE", ""},
+		{"not JSON, whatever the case", "POST", "/tasks", "application/merge-patch+json", `{"title":"a"}`, 415, "UNSUPPORTED_MEDIA_TYPE", ""},
+		{"JSON in capitals", "POST", "/tasks", "Application/JSON", `{"title":"a"}`, 200, "", `"title":"a"`},
 		{"malformed JSON", "POST", "/tasks", json, `{"title":`, 400, "BAD_REQUEST", "Malformed JSON"},
 		{"duplicate key", "POST", "/tasks", json, `{"title":"a","title":"b"}`, 400, "BAD_REQUEST", "twice"},
 		{"too deep", "POST", "/tasks", json, `{"title":"a","tags":` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `}`, 400, "BAD_REQUEST", "nested deeper"},
@@ -322,6 +324,24 @@ func TestNoBodyBeforeAuthorize(t *testing.T) {
 		}
 		if len(f.authorized) != tc.authorized {
 			t.Errorf("%s %s: authorize called %d times in all, want %d", tc.method, tc.target, len(f.authorized), tc.authorized)
+		}
+	}
+}
+
+// A content-encoded body (gzip) is not decoded: 415, not "malformed
+// JSON"; identity is no encoding.
+func TestContentEncoding(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	for ce, want := range map[string]int{"gzip": 415, "br": 415, "identity": 200, "": 200} {
+		req := httptest.NewRequest("POST", "/tasks", strings.NewReader(`{"title":"a"}`))
+		req.Header.Set("Content-Type", "application/json")
+		if ce != "" {
+			req.Header.Set("Content-Encoding", ce)
+		}
+		rec := httptest.NewRecorder()
+		f.h.ServeHTTP(rec, req)
+		if rec.Code != want || want == 415 && !strings.Contains(rec.Body.String(), `"UNSUPPORTED_MEDIA_TYPE"`) {
+			t.Errorf("Content-Encoding %q: %d %s", ce, rec.Code, rec.Body.String())
 		}
 	}
 }
