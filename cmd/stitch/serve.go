@@ -299,9 +299,14 @@ func staticJSON(s *serveState, b []byte) http.Handler {
 // writeError answers with a framework code in the HTTP error envelope.
 func (s *serveState) writeError(w http.ResponseWriter, r *http.Request, code string) {
 	e := s.runner.Normalize(r.Context(), nil, mount.NewError(code, ""))
+	body := e.HTTPEnvelope()
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(e.Status)
-	_, _ = w.Write(e.HTTPEnvelope())
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(body)
+	}
 }
 
 // ServeHTTP routes a request to the mount owning its path (a request for
