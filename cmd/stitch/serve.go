@@ -432,12 +432,18 @@ func logRequests(h http.Handler, out io.Writer) http.Handler {
 			fmt.Fprintf(out, "%s %s%s %d %s\n", r.Method, r.URL.EscapedPath(), q, status, time.Since(start).Round(time.Microsecond))
 		}()
 		h.ServeHTTP(sw, r)
-		if sw.status >= 400 && r.Body != nil && !sw.hijacked {
-			// A refused request (413, 415, ...) may still be sending its
-			// body. Closing the connection on unread data makes the
-			// kernel reset it, and the client can lose the answer: send
-			// the answer, then read and discard a bounded remainder.
-			_ = http.NewResponseController(w).Flush()
+		if r.Body != nil && r.Body != http.NoBody && !sw.hijacked {
+			// A request may still be sending a body nothing read: a
+			// refused one (413, 415, ...), or one on a route that takes
+			// none (GET with a body). Closing the connection on unread
+			// data makes the kernel reset it, and the client can lose
+			// the answer: read and discard a bounded remainder first
+			// (after sending a refusal, so the client sees it at once; a
+			// success stays buffered, keeping its Content-Length). A
+			// body already read to its end costs one Read.
+			if sw.status >= 400 {
+				_ = http.NewResponseController(w).Flush()
+			}
 			_, _ = io.CopyN(io.Discard, r.Body, maxDrain)
 		}
 	})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -709,5 +710,41 @@ func TestServeCutsOffStalledClients(t *testing.T) {
 	}
 	if st, _, _ := s.do(t, "GET", "/api/v2/books", "", nil); st != 200 {
 		t.Errorf("after the stalled clients: %d", st)
+	}
+}
+
+// A body nothing reads (GET with a 1 MiB body) is read to its end after
+// the answer, so the client is not reset mid-send and the connection stays
+// usable for the next request.
+func TestServeReadsUnusedBodies(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	s := startServe(t, mounttest.UnseenDir("library"))
+	defer func() {
+		if err := s.stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	c, err := net.Dial("tcp", strings.TrimPrefix(s.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	body := strings.Repeat("x", 1<<20)
+	go func() {
+		_, _ = fmt.Fprintf(c, "GET /api/v2/books HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		_, _ = io.WriteString(c, "GET /graph.json HTTP/1.1\r\nHost: x\r\n\r\n")
+	}()
+	br := bufio.NewReader(c)
+	for _, want := range []int{200, 200} {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("reading answer (want %d): %v", want, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want || resp.Close {
+			t.Fatalf("answer %d (close %v), want %d on a kept connection", resp.StatusCode, resp.Close, want)
+		}
 	}
 }
