@@ -170,13 +170,14 @@ func (c *compiler) build() *graph.Graph {
 			Meta:        rawMeta(mergeMeta(contractMeta, c.meta(field(rv, "meta")))),
 			Transports:  transports(field(rv, "transports"), []graph.Transport{graph.MCP, graph.AGENT}),
 			Annotations: annotations(field(rv, "annotations")),
-			Examples:    c.examples(field(rv, "examples"), join(np, "examples")),
+			Examples:    c.examples(field(rv, "examples"), join(np, "examples"), c.checkExampleSchemas(rv, np, "the runtime tool", "output")),
 		}
 		if rt.Identity.Scope == "" {
 			rt.Identity.Scope = "public"
 		}
 		rt.Input = c.defSchema(rv, "input", np)
 		rt.Output = c.defSchema(rv, "output", np)
+
 		g.RuntimeTools = append(g.RuntimeTools, rt)
 	}
 
@@ -221,7 +222,7 @@ func (c *compiler) build() *graph.Graph {
 					Desc:     str(evv, "desc"),
 					Args:     c.defSchema(evv, "args", ep),
 					Ack:      c.defSchema(evv, "ack", ep),
-					Examples: c.examples(field(evv, "examples"), join(ep, "examples")),
+					Examples: c.examples(field(evv, "examples"), join(ep, "examples"), c.checkExampleSchemas(evv, ep, "the event", "ack")),
 				}
 				if dir == graph.ServerToClient {
 					rc.ServerToClient = append(rc.ServerToClient, e)
@@ -273,7 +274,7 @@ func (c *compiler) operation(s *graph.Service, action string, ov cue.Value, np s
 		Scope:    str(ov, "scope"),
 		Expose:   transports(field(ov, "expose"), []graph.Transport{graph.HTTP, graph.MCP, graph.AGENT}),
 		Meta:     rawMeta(mergeMeta(serviceMeta, c.meta(field(ov, "meta")))),
-		Examples: c.examples(field(ov, "examples"), join(np, "examples")),
+		Examples: c.examples(field(ov, "examples"), join(np, "examples"), c.checkExampleSchemas(ov, np, "the operation", "input", "output")),
 	}
 	if op.Scope == "" {
 		op.Scope = s.Scope
@@ -406,7 +407,10 @@ func rawMeta(m map[string]json.RawMessage) json.RawMessage {
 }
 
 // examples returns each example as canonical JSON.
-func (c *compiler) examples(v cue.Value, np string) []json.RawMessage {
+// examples reads the examples at v (np); skip holds the indexes of
+// examples already reported for a part without a schema, which do not
+// marshal (their part refers to an absent schema).
+func (c *compiler) examples(v cue.Value, np string, skip map[int]bool) []json.RawMessage {
 	if !v.Exists() {
 		return nil
 	}
@@ -416,6 +420,9 @@ func (c *compiler) examples(v cue.Value, np string) []json.RawMessage {
 	}
 	var out []json.RawMessage
 	for i := 0; iter.Next(); i++ {
+		if skip[i] {
+			continue
+		}
 		b, err := iter.Value().MarshalJSON()
 		if err == nil {
 			b, err = graph.Canonical(json.RawMessage(b))

@@ -335,6 +335,35 @@ func (c *compiler) checkExampleParams(op *graph.Operation, ov cue.Value, np stri
 	}
 }
 
+// checkExampleSchemas reports every example part (input, output, ack)
+// given for a node (operation, runtime tool or event at np) that declares
+// no schema for it, and returns the indexes of those examples. The
+// contract language cannot refuse such parts itself: a schema may be an
+// incomplete scalar (#output: string), which CUE cannot tell from an
+// absent one, so examples refer to the schemas directly, and an example
+// part without a schema is checked against nothing.
+func (c *compiler) checkExampleSchemas(node cue.Value, np, what string, parts ...string) map[int]bool {
+	iter, err := field(node, "examples").List()
+	if err != nil {
+		return nil
+	}
+	var bad map[int]bool
+	for i := 0; iter.Next(); i++ {
+		for _, part := range parts {
+			if !field(iter.Value(), part).Exists() || def(node, part).Exists() {
+				continue
+			}
+			ep := join(np, "examples", itoa(i), part)
+			c.reportAt(ep, "example", "%s: the example gives %s, but %s declares no #%s, so nothing checks it; declare #%s or remove the example's %s", ep, part, what, part, part, part)
+			if bad == nil {
+				bad = map[int]bool{}
+			}
+			bad[i] = true
+		}
+	}
+	return bad
+}
+
 func scalarKind(k cue.Kind) bool {
 	return k != cue.BottomKind && k&^(cue.StringKind|cue.NumberKind|cue.BoolKind|cue.NullKind) == 0
 }

@@ -955,6 +955,13 @@ func (c *compiler) cueErrors(err error) {
 				msg += fmt.Sprintf(" (did you mean %q?)", hint)
 			}
 		}
+		if part, ok := exampleWithoutSchema(e.Path(), format, args); ok {
+			// Examples refer to #input, #output and #ack directly (see
+			// checkExampleSchemas): say what is missing, not how CUE
+			// found it.
+			c.reportPath(pos, path, "example", "%s: the example gives %s, but the %s declares no #%s, so nothing checks it; declare #%s or remove the example's %s", path, part, exampleOwner(e.Path()), part, part, part)
+			continue
+		}
 		if node == "surfaces.mcp.default" || node == "surfaces.mcp.named" {
 			if format == "field is required but not present" {
 				continue // the matchN error below says it once
@@ -990,6 +997,33 @@ func (c *compiler) cueErrors(err error) {
 
 // nodePath joins a CUE error path the way graph node paths are joined:
 // quoted labels ("my-svc") are unquoted.
+// exampleWithoutSchema reports whether a CUE error at path is an example
+// part (…examples.N.input|output|ack) referring to a schema its node does
+// not declare ("cannot reference optional field: #output"), and names the
+// part.
+func exampleWithoutSchema(path []string, format string, args []any) (string, bool) {
+	n := len(path)
+	if n < 3 || path[n-3] != "examples" || format != "cannot reference optional field: %s" || len(args) != 1 {
+		return "", false
+	}
+	part := path[n-1]
+	if fmt.Sprint(args[0]) != "#"+part {
+		return "", false
+	}
+	return part, true
+}
+
+// exampleOwner names the kind of node an example path belongs to.
+func exampleOwner(path []string) string {
+	switch {
+	case len(path) > 0 && path[0] == "runtimeTools":
+		return "runtime tool"
+	case len(path) > 0 && path[0] == "realtime":
+		return "event"
+	}
+	return "operation"
+}
+
 func nodePath(path []string) string {
 	parts := make([]string, len(path))
 	for i, p := range path {
