@@ -269,7 +269,9 @@ func (d *schemaDiff) compare(ptr string, ctx defCtx, oldS, newS any) {
 	// A definition's doc comment travels with references to it, not with
 	// its body inlined: when only one side goes through the definition, a
 	// description present on one side only is that artefact, not an edit.
-	inlinedDocs := (or.def == "") != (nr.def == "")
+	// A description written next to a $ref (a doc comment on the field
+	// using the definition) is the use site's own, never that artefact.
+	inlinedDocs := (or.def == "") != (nr.def == "") && !refDocs(oldS) && !refDocs(newS)
 	d.annotations(ptr, ctx, o, n, inlinedDocs)
 	if d.values(ptr, ctx, oldS, newS, o, n) {
 		return
@@ -317,6 +319,19 @@ func (d *schemaDiff) compare(ptr string, ctx defCtx, oldS, newS any) {
 	d.allOf(ptr, ctx, o, n)
 	d.exclusions(ptr, ctx, oldS, newS, o, n)
 	d.fallback(ptr, ctx, o, n)
+}
+
+// refDocs reports whether s is a $ref with a title or description of its
+// own next to it.
+func refDocs(s any) bool {
+	m, ok := s.(map[string]any)
+	if !ok {
+		return false
+	}
+	_, ref := m["$ref"]
+	_, title := m["title"]
+	_, desc := m["description"]
+	return ref && (title || desc)
 }
 
 // excluded returns what a "not" refuses when it is a set of values (CUE's
