@@ -941,18 +941,13 @@ func (d *schemaDiff) object(ptr string, ctx defCtx, o, n map[string]any) {
 			d.propertyRemoved(p, ctx, wasReq, nClosed)
 			continue
 		}
-		d.requiredChanged(p, ctx, wasReq, isReq)
 		if os == nil {
 			os = true
 		}
 		if ns == nil {
 			ns = true
 		}
-		if d.opts.queryWire && ptr == "" {
-			d.queryParam(p, ctx, os, ns)
-			continue
-		}
-		d.compare(p, ctx, os, ns)
+		d.property(p, ctx, os, ns, wasReq, isReq, d.opts.queryWire && ptr == "")
 	}
 
 	oa, na := openness(o), openness(n)
@@ -1005,12 +1000,61 @@ func (d *schemaDiff) propertyRemoved(p string, ctx defCtx, wasRequired, closedNo
 	}
 }
 
-func (d *schemaDiff) requiredChanged(p string, ctx defCtx, wasReq, isReq bool) {
+// property compares a property both sides declare: its requiredness, then
+// its schema (as an HTTP query parameter when query is set). A default
+// that appears with the property becoming optional, or disappears with it
+// becoming required, is part of that one change: nobody omitted a required
+// value, so its new default surprises no one, and a value that must now be
+// sent has no use for a default.
+func (d *schemaDiff) property(p string, ctx defCtx, os, ns any, wasReq, isReq, query bool) {
+	var oldDefault any
+	hadDefault, hasDefault := false, false
+	if m := resolve(d.oldRoot, os).m; m != nil {
+		oldDefault, hadDefault = m["default"]
+	}
+	if m := resolve(d.newRoot, ns).m; m != nil {
+		_, hasDefault = m["default"]
+	}
+	if !wasReq && isReq && hadDefault && d.dir == Request {
+		d.add("property-became-required", Breaking, p, ctx, "now required (it defaulted to %s); requests without it are now rejected", short(oldDefault))
+	} else {
+		d.requiredChanged(p, ctx, wasReq, isReq, hasDefault)
+	}
+	start := len(d.out)
+	if query {
+		d.queryParam(p, ctx, os, ns)
+	} else {
+		d.compare(p, ctx, os, ns)
+	}
+	if wasReq == isReq {
+		return
+	}
+	implied := d.dir.String() + "-default-removed"
+	if !isReq {
+		implied = d.dir.String() + "-default-added"
+	}
+	kept := d.out[:start]
+	for _, f := range d.out[start:] {
+		if f.rule != implied || f.pointer != p+"/default" {
+			kept = append(kept, f)
+		}
+	}
+	d.out = kept
+}
+
+func (d *schemaDiff) requiredChanged(p string, ctx defCtx, wasReq, isReq, defaulted bool) {
 	switch {
 	case wasReq && !isReq:
-		if d.dir == Request {
+		switch {
+		case d.dir == Request && defaulted:
+			d.add("property-became-optional", Info, p, ctx, "no longer required (callers that omit it get its default)")
+		case d.dir == Request:
 			d.add("property-became-optional", Info, p, ctx, "no longer required")
-		} else {
+		case defaulted:
+			// Responses are validated, not completed: a handler may
+			// leave a value with a default out.
+			d.add("property-became-optional", Breaking, p, ctx, "no longer always returned: it has a default now, and a response may leave out a value with a default; callers reading it may find it missing")
+		default:
 			d.add("property-became-optional", Breaking, p, ctx, "no longer always returned; callers reading it may find it missing")
 		}
 	case !wasReq && isReq:

@@ -216,8 +216,7 @@ func (c *comparer) toolArgs(rows []string, id, node string, o, n *graph.Operatio
 		case !inNew:
 			d.propertyRemoved(ptr, ctx, op.required, inputClosed)
 		default:
-			d.requiredChanged(ptr, ctx, op.required, np.required)
-			d.compare(ptr, ctx, op.schema, np.schema)
+			d.property(ptr, ctx, op.schema, np.schema, op.required, np.required, false)
 		}
 		c.addSchemaFindings(rows, id, node, unit, "", d.out)
 	}
