@@ -516,7 +516,7 @@ func (c *comparer) operation(oldID, id string, o, n *graph.Operation) error {
 	}
 	if o.Desc != n.Desc {
 		whole(c.emit("operation-description-changed", Info, opSurface, "", id, c.posField(node, "desc"),
-			"description changed from %q to %q (HTTP summary, tool description and CLI help)", o.Desc, n.Desc))
+			"%s (HTTP summary, tool description and CLI help)", descChange(o.Desc, n.Desc)))
 	}
 	if !jsonRawEqual(o.Meta, n.Meta) {
 		whole(c.emit("operation-meta-changed", Info, opSurface, "", id, c.posField(node, "meta"), "meta changed"))
@@ -853,7 +853,7 @@ func (c *comparer) runtimeTools() error {
 				o.Identity.Service, o.Identity.Action, o.Identity.Method, n.Identity.Service, n.Identity.Action, n.Identity.Method).on(subject, visible)
 		}
 		if o.Desc != n.Desc {
-			c.emit("runtime-tool-description-changed", Info, surface, "", id, c.posField(node, "desc"), "description changed from %q to %q", o.Desc, n.Desc).on(subject, visible)
+			c.emit("runtime-tool-description-changed", Info, surface, "", id, c.posField(node, "desc"), "%s", descChange(o.Desc, n.Desc)).on(subject, visible)
 		}
 		if !jsonRawEqual(rawOf(o.Annotations), rawOf(n.Annotations)) {
 			c.emit("tool-annotations-changed", Info, surface, "", id, c.posField(node, "annotations"), "tool annotations changed (hints only)").on(subject, visible)
@@ -976,7 +976,7 @@ func (c *comparer) events(contract, dir string, oldEv, newEv []graph.Event, args
 			continue
 		}
 		if o.Desc != n.Desc {
-			c.emit("realtime-event-description-changed", Info, surface, "", id, c.posField(node, "desc"), "description changed from %q to %q", o.Desc, n.Desc).on(subject, nil)
+			c.emit("realtime-event-description-changed", Info, surface, "", id, c.posField(node, "desc"), "%s", descChange(o.Desc, n.Desc)).on(subject, nil)
 		}
 		switch {
 		case o.Ack == "" && n.Ack != "":
@@ -1039,6 +1039,17 @@ func jsonRawEqual(a, b json.RawMessage) bool {
 	ca, err1 := graph.Canonical(a)
 	cb, err2 := graph.Canonical(b)
 	return err1 == nil && err2 == nil && string(ca) == string(cb)
+}
+
+// descChange says how a description changed: added, removed or reworded.
+func descChange(from, to string) string {
+	switch {
+	case from == "":
+		return fmt.Sprintf("description added: %q", to)
+	case to == "":
+		return fmt.Sprintf("description removed (it was %q)", from)
+	}
+	return fmt.Sprintf("description changed from %q to %q", from, to)
 }
 
 // diffStrings returns the elements of a missing from b, sorted.

@@ -632,16 +632,67 @@ func (d *schemaDiff) types(ptr string, ctx defCtx, o, n map[string]any) {
 			d.addEffect("type", narrowed, p, ctx, "is now always a whole number")
 		}
 	case sub && req:
-		d.addEffect("type", narrowed, p, ctx, "now accepts only %s (it also accepted %s)", typeString(nt), typeString(removed))
+		d.addEffect("type", narrowed, p, ctx, "now accepts only %s (it also accepted %s)", typeWords(nt, true), typeWords(removed, true))
 	case sub:
-		d.addEffect("type", narrowed, p, ctx, "is now always %s (it could also be %s)", typeString(nt), typeString(removed))
+		d.addEffect("type", narrowed, p, ctx, "is now always %s (it could also be %s)", typeWords(nt, false), typeWords(removed, false))
 	case super && req:
-		d.addEffect("type", widened, p, ctx, "now also accepts %s", typeString(added))
+		d.addEffect("type", widened, p, ctx, "now also accepts %s", typeWords(added, true))
 	case super:
-		d.addEffect("type", widened, p, ctx, "may now also be %s", typeString(added))
+		d.addEffect("type", widened, p, ctx, "may now also be %s", typeWords(added, false))
 	default:
-		d.addEffect("type", changed, p, ctx, "is now %s (it was %s)", typeString(nt), typeString(ot))
+		d.addEffect("type", changed, p, ctx, "is now %s (it was %s)", typeWords(nt, false), typeWords(ot, false))
 	}
+}
+
+// typeWords names JSON types for a message: "a string or an integer"
+// (plural: "strings or whole numbers").
+func typeWords(ts []string, plural bool) string {
+	switch {
+	case len(ts) == 0:
+		return "nothing"
+	case len(ts) == len(allTypes):
+		return "any value"
+	}
+	one := map[string]string{"array": "a list", "boolean": "a boolean", "integer": "a whole number", "null": "null",
+		"number": "a number", "object": "an object", "string": "a string"}
+	many := map[string]string{"array": "lists", "boolean": "booleans", "integer": "whole numbers", "null": "null",
+		"number": "numbers", "object": "objects", "string": "strings"}
+	words := make([]string, len(ts))
+	for i, t := range ts {
+		words[i] = one[t]
+		if plural {
+			words[i] = many[t]
+		}
+		if words[i] == "" {
+			words[i] = t
+		}
+	}
+	if len(words) == 1 {
+		return words[0]
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}
+
+// num renders a bound or a count as written in a contract: 99999999, not
+// 9.9999999e+07.
+func num(v float64) string {
+	if math.Abs(v) < 1e21 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// counted renders "1 item", "3 items", "1 property", "2 characters".
+func counted(v float64, unit string) string {
+	if v == 1 {
+		switch {
+		case strings.HasSuffix(unit, "ies"):
+			unit = strings.TrimSuffix(unit, "ies") + "y"
+		case strings.HasSuffix(unit, "s"):
+			unit = strings.TrimSuffix(unit, "s")
+		}
+	}
+	return num(v) + " " + unit
 }
 
 func typeString(ts []string) string {
@@ -742,7 +793,7 @@ func boundString(v float64, exclusive, lower bool) string {
 	case !lower:
 		op = "<="
 	}
-	return op + " " + strconv.FormatFloat(v, 'g', -1, 64)
+	return op + " " + num(v)
 }
 
 func (d *schemaDiff) multipleOf(ptr string, ctx defCtx, o, n map[string]any) {
@@ -752,16 +803,16 @@ func (d *schemaDiff) multipleOf(ptr string, ctx defCtx, o, n map[string]any) {
 	switch {
 	case !oOK && !nOK:
 	case !oOK:
-		d.addEffect("multiple-of", narrowed, p, ctx, "must now be a multiple of %g", nv)
+		d.addEffect("multiple-of", narrowed, p, ctx, "must now be a multiple of %s", num(nv))
 	case !nOK:
-		d.addEffect("multiple-of", widened, p, ctx, "no longer has to be a multiple of %g", ov)
+		d.addEffect("multiple-of", widened, p, ctx, "no longer has to be a multiple of %s", num(ov))
 	case ov == nv:
 	case isMultiple(nv, ov):
-		d.addEffect("multiple-of", narrowed, p, ctx, "must now be a multiple of %g (it was %g)", nv, ov)
+		d.addEffect("multiple-of", narrowed, p, ctx, "must now be a multiple of %s (it was %s)", num(nv), num(ov))
 	case isMultiple(ov, nv):
-		d.addEffect("multiple-of", widened, p, ctx, "must now be a multiple of %g (it was %g)", nv, ov)
+		d.addEffect("multiple-of", widened, p, ctx, "must now be a multiple of %s (it was %s)", num(nv), num(ov))
 	default:
-		d.addEffect("multiple-of", changed, p, ctx, "must now be a multiple of %g (it was %g)", nv, ov)
+		d.addEffect("multiple-of", changed, p, ctx, "must now be a multiple of %s (it was %s)", num(nv), num(ov))
 	}
 }
 
@@ -789,24 +840,24 @@ func (d *schemaDiff) count(ptr string, ctx defCtx, o, n map[string]any, key, kin
 		switch {
 		case ov == nv:
 		case nv == 0:
-			d.addEffect(kind, widened, p, ctx, "no minimum number of %s any more (it was %g)", unit, ov)
+			d.addEffect(kind, widened, p, ctx, "no minimum number of %s any more (it was %s)", unit, num(ov))
 		case nv > ov:
-			d.addEffect(kind, narrowed, p, ctx, "now at least %g %s (it was %g)", nv, unit, ov)
+			d.addEffect(kind, narrowed, p, ctx, "now at least %s (it was %s)", counted(nv, unit), num(ov))
 		default:
-			d.addEffect(kind, widened, p, ctx, "now at least %g %s (it was %g)", nv, unit, ov)
+			d.addEffect(kind, widened, p, ctx, "now at least %s (it was %s)", counted(nv, unit), num(ov))
 		}
 		return
 	}
 	switch {
 	case !oOK && !nOK:
 	case !oOK:
-		d.addEffect(kind, narrowed, p, ctx, "now at most %g %s (no limit before)", nv, unit)
+		d.addEffect(kind, narrowed, p, ctx, "now at most %s (no limit before)", counted(nv, unit))
 	case !nOK:
-		d.addEffect(kind, widened, p, ctx, "no longer limited to %g %s", ov, unit)
+		d.addEffect(kind, widened, p, ctx, "no longer limited to %s", counted(ov, unit))
 	case nv < ov:
-		d.addEffect(kind, narrowed, p, ctx, "now at most %g %s (it was %g)", nv, unit, ov)
+		d.addEffect(kind, narrowed, p, ctx, "now at most %s (it was %s)", counted(nv, unit), num(ov))
 	case nv > ov:
-		d.addEffect(kind, widened, p, ctx, "now at most %g %s (it was %g)", nv, unit, ov)
+		d.addEffect(kind, widened, p, ctx, "now at most %s (it was %s)", counted(nv, unit), num(ov))
 	}
 }
 
