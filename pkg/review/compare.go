@@ -28,6 +28,9 @@ type comparer struct {
 	// oldDefs and newDefs index each side's named definitions (see
 	// rootDef); built on first use.
 	oldDefs, newDefs map[string][]string
+	// oldFields and newFields map each side's CUE definitions to their
+	// field names (see sourceDef); built on first use.
+	oldFields, newFields map[string][]string
 }
 
 func routesByOp(g *graph.Graph) map[string]project.Route {

@@ -45,7 +45,7 @@ func (c *comparer) diffUnits(surfaces []string, subject, nodeBase string, units 
 		if u.old == u.new && u.oldDoc == nil || bytes.Equal(oldRaw, newRaw) && (oldRaw == nil) == (newRaw == nil) {
 			continue
 		}
-		fs, err := diffSchemas(u.dir, oldRaw, newRaw, diffOptions{unit: u.name, queryWire: u.queryWire, rootDef: c.rootDef(oldRaw, newRaw), vals: c.vals})
+		fs, err := diffSchemas(u.dir, oldRaw, newRaw, diffOptions{unit: u.name, queryWire: u.queryWire, rootDef: c.rootDef(oldRaw, newRaw, nodeBase+".#"+u.name), vals: c.vals})
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", subject, u.name, err)
 		}
@@ -177,7 +177,7 @@ func (c *comparer) toolArgs(rows []string, id, node string, o, n *graph.Operatio
 			}
 			continue
 		}
-		ctx := defCtx{name: c.rootDef(oldRaw, newRaw)}
+		ctx := defCtx{name: c.rootDef(oldRaw, newRaw, node+".#"+u.name)}
 		collect := func(into map[string]argProp, doc any, m map[string]any) {
 			props, _ := m["properties"].(map[string]any)
 			req := stringSet(m["required"])
@@ -235,7 +235,13 @@ func withoutProperties(m map[string]any) map[string]any {
 // as `#output: #Task` is the definition's body, not a $ref to it): the
 // name under which that body appears in the $defs of some schema of its
 // graph. "" when either is absent, no name fits both, or several do.
-func (c *comparer) rootDef(oldRaw, newRaw json.RawMessage) string {
+//
+// A definition that no schema refers to by $ref (one only ever used whole,
+// #output: #Customer) has no $defs entry; it is then recognised in the
+// contract's sources, when both sides have them: the schema slot written
+// as a bare reference (node has no fields of its own in the sources) whose
+// properties are exactly the fields of one CUE definition.
+func (c *comparer) rootDef(oldRaw, newRaw json.RawMessage, node string) string {
 	if oldRaw == nil || newRaw == nil {
 		return ""
 	}
@@ -249,10 +255,78 @@ func (c *comparer) rootDef(oldRaw, newRaw json.RawMessage) string {
 			common = append(common, name)
 		}
 	}
-	if len(common) != 1 {
+	if len(common) == 1 {
+		return common[0]
+	}
+	if len(common) > 1 {
 		return ""
 	}
-	return common[0]
+	if c.oldFields == nil {
+		c.oldFields, c.newFields = defFields(c.old), defFields(c.new)
+	}
+	o, n := sourceDef(c.old, c.oldFields, oldRaw, node), sourceDef(c.new, c.newFields, newRaw, node)
+	if o == "" || o != n {
+		return ""
+	}
+	return o
+}
+
+// defFields maps each CUE definition of g's sources (#Name) to its field
+// names, sorted.
+func defFields(g *graph.Graph) map[string][]string {
+	out := map[string][]string{}
+	for k := range g.Sources {
+		name, field, ok := strings.Cut(strings.TrimPrefix(k, "#"), ".")
+		if !strings.HasPrefix(k, "#") {
+			continue
+		}
+		if _, seen := out[name]; !seen {
+			out[name] = []string{}
+		}
+		if ok && !strings.Contains(field, ".") && !strings.HasPrefix(field, "#") {
+			out[name] = append(out[name], field)
+		}
+	}
+	for k := range out {
+		slices.Sort(out[k])
+	}
+	return out
+}
+
+// sourceDef returns the one definition whose fields are exactly the
+// properties of the schema raw, written at node as a bare reference.
+func sourceDef(g *graph.Graph, fields map[string][]string, raw json.RawMessage, node string) string {
+	if len(g.Sources) == 0 || !g.Source(node).IsValid() {
+		return ""
+	}
+	for k := range g.Sources {
+		if strings.HasPrefix(k, node+".") {
+			return "" // fields of its own: a struct written in place
+		}
+	}
+	var doc map[string]any
+	if json.Unmarshal(raw, &doc) != nil {
+		return ""
+	}
+	props, _ := doc["properties"].(map[string]any)
+	if len(props) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(props))
+	for k := range props {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	found := ""
+	for name, fs := range fields {
+		if slices.Equal(fs, names) {
+			if found != "" {
+				return "" // two definitions with these fields
+			}
+			found = name
+		}
+	}
+	return found
 }
 
 // defIndex maps the expanded body of every named definition in g's
