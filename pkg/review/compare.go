@@ -25,9 +25,12 @@ type comparer struct {
 	errorRenamedTo map[string]string
 	findings       []Finding
 	vals           *valueChecker
-	// oldDefs and newDefs index each side's named definitions (see
-	// rootDef); built on first use.
-	oldDefs, newDefs map[string][]string
+	// defs index each side's named definitions by body (see rootDef);
+	// built on first use.
+	defs *defBodies
+	// defDocs holds the definitions whose docs changed (see
+	// changedDefDocs); built on first use.
+	defDocs map[string][2]map[string]any
 	// oldFields and newFields map each side's CUE definitions to their
 	// field names (see sourceDef); built on first use.
 	oldFields, newFields map[string][]string

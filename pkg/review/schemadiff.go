@@ -102,6 +102,10 @@ type diffOptions struct {
 	// a definition, e.g. #output: #Task, is its body inlined).
 	rootDef string
 	vals    *valueChecker
+	// defs index both sides' named definitions by body, to recognise a
+	// definition the translator inlined into a union or conjunction
+	// (#RefundReason | null, #PaymentID & =~"…"); nil: not recognised.
+	defs *defBodies
 }
 
 // schemaDiff compares two JSON Schema documents in one direction. $refs are
@@ -114,8 +118,9 @@ type schemaDiff struct {
 	oldRoot, newRoot any
 	active           map[string]bool // ref pairs on the current walk (cycle guard)
 	out              []schemaFinding
-	visits           int  // node pairs compared (bounded by maxCompareNodes)
-	truncated        bool // the bound was hit
+	inlinedAt        string // the pointer of the inlined definition being compared (see inlinedChange)
+	visits           int    // node pairs compared (bounded by maxCompareNodes)
+	truncated        bool   // the bound was hit
 }
 
 func newSchemaDiff(dir Direction, oldRoot, newRoot any, opts diffOptions) *schemaDiff {
@@ -232,6 +237,12 @@ func (d *schemaDiff) compare(ptr string, ctx defCtx, oldS, newS any) {
 		}
 		return
 	}
+	if d.inlinedAt != ptr {
+		if name, om, nm := d.inlinedDef(oldS, newS); name != "" {
+			d.inlinedChange(ptr, defCtx{name: name, base: ptr}, oldS, newS, om, nm)
+			return
+		}
+	}
 	or, nr := resolve(d.oldRoot, oldS), resolve(d.newRoot, newS)
 	if or.chain != "" || nr.chain != "" {
 		key := or.chain + "|" + nr.chain
@@ -319,6 +330,91 @@ func (d *schemaDiff) compare(ptr string, ctx defCtx, oldS, newS any) {
 	d.allOf(ptr, ctx, o, n)
 	d.exclusions(ptr, ctx, oldS, newS, o, n)
 	d.fallback(ptr, ctx, o, n)
+}
+
+// inlinedDef returns the definition a union or conjunction changed in, when
+// the translator inlined it there: old and new combine the same members
+// (anyOf, oneOf or allOf) but one, and that one is, on each side, the body
+// of the same named definition (#RefundReason | null with a value added to
+// #RefundReason). "" otherwise.
+func (d *schemaDiff) inlinedDef(oldS, newS any) (name string, oldBody, newBody any) {
+	if d.opts.defs == nil {
+		return "", nil, nil
+	}
+	om, ok1 := oldS.(map[string]any)
+	nm, ok2 := newS.(map[string]any)
+	if !ok1 || !ok2 {
+		return "", nil, nil
+	}
+	for _, k := range []string{"anyOf", "oneOf", "allOf"} {
+		ob, oIs := om[k].([]any)
+		nb, nIs := nm[k].([]any)
+		if !oIs || !nIs || len(ob) != len(nb) {
+			continue
+		}
+		gone, came := valuesMinus(ob, nb), valuesMinus(nb, ob)
+		if len(gone) != 1 || len(came) != 1 {
+			return "", nil, nil
+		}
+		on, nn := d.opts.defs.old[bodyKey(d.oldRoot, gone[0])], d.opts.defs.new[bodyKey(d.newRoot, came[0])]
+		var common []string
+		for _, name := range on {
+			if slices.Contains(nn, name) {
+				common = append(common, name)
+			}
+		}
+		if len(common) == 1 {
+			return common[0], gone[0], came[0]
+		}
+		return "", nil, nil
+	}
+	return "", nil, nil
+}
+
+// inlinedChange reports a change made in a definition the translator
+// inlined into the union or conjunction at ptr. The node as a whole decides
+// whether anything changed for callers (a sibling pattern stricter than the
+// definition's hides its widening); when it did, and the definition's own
+// change has the same effect, that change is reported — in the words every
+// other place using the definition gets, so the findings group into one.
+func (d *schemaDiff) inlinedChange(ptr string, ctx defCtx, oldS, newS, oldBody, newBody any) {
+	prev := d.inlinedAt
+	d.inlinedAt = ptr
+	defer func() { d.inlinedAt = prev }()
+	start := len(d.out)
+	d.compare(ptr, ctx, oldS, newS)
+	whole := slices.Clone(d.out[start:])
+	if len(whole) == 0 {
+		return
+	}
+	d.out = d.out[:start]
+	d.compare(ptr, ctx, oldBody, newBody)
+	own := d.out[start:]
+	rules := func(fs []schemaFinding) []string {
+		out := make([]string, len(fs))
+		for i, f := range fs {
+			out[i] = f.rule
+		}
+		slices.Sort(out)
+		return out
+	}
+	if !slices.Equal(rules(whole), rules(own)) {
+		d.out = append(d.out[:start], whole...)
+	}
+}
+
+// bodyKey is a subschema's expanded body without its documentation,
+// comparable with defIndex keys.
+func bodyKey(root, s any) string {
+	e, err := expand(root, s, 0)
+	if err != nil {
+		return ""
+	}
+	b, err := graph.Canonical(withoutDocs(e))
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }
 
 // refDocs reports whether s is a $ref with a title or description of its

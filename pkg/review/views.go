@@ -42,16 +42,91 @@ func (c *comparer) diffUnits(surfaces []string, subject, nodeBase string, units 
 			oldRaw = u.oldDoc
 		}
 		newRaw := c.new.Schema(u.new)
-		if u.old == u.new && u.oldDoc == nil || bytes.Equal(oldRaw, newRaw) && (oldRaw == nil) == (newRaw == nil) {
+		same := u.old == u.new && u.oldDoc == nil || bytes.Equal(oldRaw, newRaw) && (oldRaw == nil) == (newRaw == nil)
+		docs := c.changedDefDocs()
+		if same && len(docs) == 0 {
 			continue
 		}
-		fs, err := diffSchemas(u.dir, oldRaw, newRaw, diffOptions{unit: u.name, queryWire: u.queryWire, rootDef: c.rootDef(oldRaw, newRaw, nodeBase+".#"+u.name), vals: c.vals})
-		if err != nil {
-			return fmt.Errorf("%s %s: %w", subject, u.name, err)
+		def := c.rootDef(oldRaw, newRaw, nodeBase+".#"+u.name)
+		defDoc, docChanged := docs[def]
+		if same && !docChanged {
+			continue
+		}
+		var fs []schemaFinding
+		if !same {
+			var err error
+			fs, err = diffSchemas(u.dir, oldRaw, newRaw, diffOptions{unit: u.name, queryWire: u.queryWire, rootDef: def, vals: c.vals, defs: c.defIndexes()})
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", subject, u.name, err)
+			}
+		}
+		if docChanged && !hasDocs(oldRaw) && !hasDocs(newRaw) {
+			// The slot is the definition inlined, without the doc
+			// comment its $defs entry carries: callers reading it
+			// (in OpenAPI, a component) see that documentation change.
+			sd := newSchemaDiff(u.dir, nil, nil, diffOptions{unit: u.name})
+			sd.annotations("", defCtx{name: def}, defDoc[0], defDoc[1], false)
+			fs = append(fs, sd.out...)
 		}
 		c.addSchemaFindings(surfaces, subject, nodeBase, u.name, sharedKey(u.name, u.old, u.new, u.oldDoc), fs)
 	}
 	return nil
+}
+
+// changedDefDocs maps the named definitions whose title or description
+// differs between the sides to those docs (old, new); built on first use.
+func (c *comparer) changedDefDocs() map[string][2]map[string]any {
+	if c.defDocs != nil {
+		return c.defDocs
+	}
+	od, nd := defDocs(c.old), defDocs(c.new)
+	c.defDocs = map[string][2]map[string]any{}
+	for name, o := range od {
+		if n, ok := nd[name]; ok && !jsonEqual(o, n) {
+			c.defDocs[name] = [2]map[string]any{o, n}
+		}
+	}
+	return c.defDocs
+}
+
+// defDocs maps each named definition of g's schemas to its title and
+// description.
+func defDocs(g *graph.Graph) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for _, d := range sortedDigests(g) {
+		var doc any
+		if decodeJSON(g.Schemas[d], &doc) != nil {
+			continue
+		}
+		m, _ := doc.(map[string]any)
+		defs, _ := m["$defs"].(map[string]any)
+		for name, body := range defs {
+			if _, seen := out[name]; seen {
+				continue
+			}
+			bm, _ := body.(map[string]any)
+			docs := map[string]any{}
+			for _, k := range []string{"title", "description"} {
+				if v, ok := bm[k]; ok {
+					docs[k] = v
+				}
+			}
+			out[name] = docs
+		}
+	}
+	return out
+}
+
+// hasDocs reports whether the root of a schema document has a title or a
+// description.
+func hasDocs(raw json.RawMessage) bool {
+	var doc map[string]any
+	if raw == nil || json.Unmarshal(raw, &doc) != nil {
+		return false
+	}
+	_, t := doc["title"]
+	_, d := doc["description"]
+	return t || d
 }
 
 // sharedKey identifies one schema change by the digests on both sides:
@@ -193,7 +268,7 @@ func (c *comparer) toolArgs(rows []string, id, node string, o, n *graph.Operatio
 		}
 		if om != nil && nm != nil && u.od != u.nd {
 			// The unit's own keywords (closedness, descriptions).
-			d := newSchemaDiff(Request, odoc, ndoc, diffOptions{unit: u.name, vals: c.vals})
+			d := newSchemaDiff(Request, odoc, ndoc, diffOptions{unit: u.name, vals: c.vals, defs: c.defIndexes()})
 			d.compare("", ctx, withoutProperties(om), withoutProperties(nm))
 			c.addSchemaFindings(rows, id, node, u.name, sharedKey(u.name, u.od, u.nd, nil), d.out)
 		}
@@ -209,7 +284,7 @@ func (c *comparer) toolArgs(rows []string, id, node string, o, n *graph.Operatio
 		if ctx.name != "" && inOld && inNew && op.ctx.name != np.ctx.name {
 			ctx = defCtx{}
 		}
-		d := newSchemaDiff(Request, op.doc, np.doc, diffOptions{unit: unit, vals: c.vals})
+		d := newSchemaDiff(Request, op.doc, np.doc, diffOptions{unit: unit, vals: c.vals, defs: c.defIndexes()})
 		switch {
 		case !inOld:
 			d.propertyAdded(ptr, ctx, np.required)
@@ -245,10 +320,8 @@ func (c *comparer) rootDef(oldRaw, newRaw json.RawMessage, node string) string {
 	if oldRaw == nil || newRaw == nil {
 		return ""
 	}
-	if c.oldDefs == nil {
-		c.oldDefs, c.newDefs = defIndex(c.old), defIndex(c.new)
-	}
-	on, nn := c.oldDefs[rootKey(oldRaw)], c.newDefs[rootKey(newRaw)]
+	defs := c.defIndexes()
+	on, nn := defs.old[rootKey(oldRaw)], defs.new[rootKey(newRaw)]
 	var common []string
 	for _, name := range on {
 		if slices.Contains(nn, name) {
@@ -328,6 +401,17 @@ func sourceDef(g *graph.Graph, fields map[string][]string, raw json.RawMessage, 
 	}
 	return found
 }
+
+// defIndexes are both sides' defIndex, built on first use.
+func (c *comparer) defIndexes() *defBodies {
+	if c.defs == nil {
+		c.defs = &defBodies{old: defIndex(c.old), new: defIndex(c.new)}
+	}
+	return c.defs
+}
+
+// defBodies index each side's named definitions by their expanded body.
+type defBodies struct{ old, new map[string][]string }
 
 // defIndex maps the expanded body of every named definition in g's
 // schemas to its names.
