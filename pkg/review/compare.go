@@ -476,10 +476,10 @@ func (c *comparer) operation(oldID, id string, o, n *graph.Operation) error {
 		if n != nil {
 			why = "operation no longer exposed on HTTP"
 		}
-		c.emit("http-operation-removed", Breaking, "HTTP "+or.Pattern(), "", id, c.removalPos(opNode(or.Op), n != nil),
+		c.emit("http-operation-removed", Breaking, "HTTP "+or.Pattern(), "", id, c.membershipPos(id, nil),
 			"%s: callers of %s break", why, or.Pattern()).on(subject, nil)
 	case !oHTTP && nHTTP:
-		c.emit("http-operation-added", Info, "HTTP "+nr.Pattern(), "", id, pos(c.new, opNode(nr.Op), ""), "route %s added", nr.Pattern()).on(subject, nil)
+		c.emit("http-operation-added", Info, "HTTP "+nr.Pattern(), "", id, c.membershipPos(id, nil), "route %s added", nr.Pattern()).on(subject, nil)
 	case oHTTP && nHTTP:
 		surface := "HTTP " + nr.Pattern()
 		if or.Method != nr.Method {
@@ -581,6 +581,92 @@ func (c *comparer) scopeChanged(surface, id string, p graph.Pos, from, to string
 	}
 	return c.emit("scope-changed", Breaking, surface, "", id, p,
 		"scope changed from %q to %q: callers authorised for %q may be refused", from, to, from)
+}
+
+// membershipPos is the line that put subject id (an operation or
+// runtime.NAME) on a surface or took it off: its expose (an operation's) or
+// transports (a runtime tool's) when they changed, else the selection of
+// surface s (nil for the HTTP route) when it changed, else the subject
+// itself — in the old contract when the subject was removed.
+func (c *comparer) membershipPos(id string, s *project.Surface) graph.Pos {
+	node, field := "", ""
+	if name, ok := strings.CutPrefix(id, "runtime."); ok {
+		o, n := runtimeTool(c.old, name), runtimeTool(c.new, name)
+		if o == nil || n == nil {
+			return c.removalPos(graph.NodePath("runtimeTools", name), n != nil)
+		}
+		node = graph.NodePath("runtimeTools", name)
+		if !slices.Equal(o.Transports, n.Transports) {
+			field = "transports"
+		}
+	} else {
+		svc, act, _ := strings.Cut(id, ".")
+		oldID := id
+		for from, to := range c.renamedTo {
+			if to == id {
+				oldID = from
+			}
+		}
+		osvc, oact, _ := strings.Cut(oldID, ".")
+		o, n := c.old.Operation(osvc, oact), c.new.Operation(svc, act)
+		if o == nil || n == nil {
+			return c.removalPos(graph.NodePath("services", svc, "operations", act), n != nil)
+		}
+		node = opNode(n)
+		if !slices.Equal(o.Expose, n.Expose) {
+			field = "expose"
+		}
+	}
+	if field != "" {
+		return c.posFirst(node+"."+field, node)
+	}
+	if s != nil {
+		os, on := selectionOf(c.old, s)
+		ns, nn := selectionOf(c.new, s)
+		switch {
+		case nn == "" && on != "":
+			return c.removalPos(on, false)
+		case nn != "" && !slices.Equal(os.Include, ns.Include):
+			return c.posFirst(nn+".include", nn)
+		case nn != "" && !slices.Equal(os.Exclude, ns.Exclude):
+			return c.posFirst(nn+".exclude", nn)
+		}
+	}
+	return c.posFirst(node)
+}
+
+func runtimeTool(g *graph.Graph, name string) *graph.RuntimeTool {
+	for i := range g.RuntimeTools {
+		if g.RuntimeTools[i].Name == name {
+			return &g.RuntimeTools[i]
+		}
+	}
+	return nil
+}
+
+// selectionOf returns the selection of the tool surface s in g and its
+// source node; a zero selection and "" when g does not configure one.
+func selectionOf(g *graph.Graph, s *project.Surface) (graph.Selection, string) {
+	var sel *graph.Selection
+	var node string
+	switch {
+	case s.Transport == graph.MCP && g.Surfaces.MCP != nil && s.Name != "":
+		for i := range g.Surfaces.MCP.Named {
+			if g.Surfaces.MCP.Named[i].Name == s.Name {
+				sel, node = &g.Surfaces.MCP.Named[i].Selection, graph.NodePath("surfaces", "mcp", "named", s.Name)
+			}
+		}
+	case s.Transport == graph.MCP && g.Surfaces.MCP != nil:
+		sel, node = g.Surfaces.MCP.Default, graph.NodePath("surfaces", "mcp", "default")
+	case s.Transport == graph.AGENT:
+		sel, node = g.Surfaces.Agent, graph.NodePath("surfaces", "agent")
+	case s.Transport == graph.CLI:
+		sel, node = g.Surfaces.CLI, graph.NodePath("surfaces", "cli")
+	}
+	if sel == nil {
+		return graph.Selection{}, ""
+	}
+	return *sel, node
 }
 
 func (c *comparer) removalPos(node string, stillExists bool) graph.Pos {
@@ -753,11 +839,11 @@ func (c *comparer) surfaceRows(o, n *project.Surface) error {
 			if c.subjectExists(c.new, id) {
 				why = "no longer on this surface"
 			}
-			c.emit("tool-removed", Breaking, toolSurface(o, ot), sk, id, c.removalPos(toolNode(ot), c.subjectExists(c.new, id)),
+			c.emit("tool-removed", Breaking, toolSurface(o, ot), sk, id, c.membershipPos(id, o),
 				"%s %s %s: clients calling it break", what, ot.Name, why).on(subject, nil)
 			continue
 		case ot == nil:
-			c.emit("tool-added", Info, toolSurface(n, nt), sk, id, pos(c.new, toolNode(nt), ""), "%s %s added", what, nt.Name).on(subject, nil)
+			c.emit("tool-added", Info, toolSurface(n, nt), sk, id, c.membershipPos(id, n), "%s %s added", what, nt.Name).on(subject, nil)
 			continue
 		}
 		if ot.Name != nt.Name {
