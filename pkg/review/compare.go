@@ -63,13 +63,9 @@ func (f *Finding) on(subjects []string, also []string) *Finding {
 	return f
 }
 
-// pos returns the most specific recorded source position of node path base
-// (extended by the property names and tuple positions in pointer) in g,
-// trying shorter paths until one is known.
-func pos(g *graph.Graph, base string, pointer string) graph.Pos {
-	if g == nil || g.Sources == nil {
-		return graph.Pos{}
-	}
+// nodePath extends node path base by the property names and tuple
+// positions in pointer: the CUE path of the value the pointer names.
+func nodePath(base, pointer string) string {
 	parts := []string{base}
 	toks := strings.Split(strings.TrimPrefix(pointer, "/"), "/")
 	for i := 0; i+1 < len(toks); i++ {
@@ -83,33 +79,95 @@ func pos(g *graph.Graph, base string, pointer string) graph.Pos {
 			i++
 		}
 	}
-	for n := len(parts); n > 0; n-- {
-		if p := g.Source(strings.Join(parts[:n], ".")); p.IsValid() {
-			return p
-		}
+	return strings.Join(parts, ".")
+}
+
+// pos returns the most specific recorded source position of node path base
+// (extended by the property names and tuple positions in pointer) in g,
+// trying shorter paths until one is known.
+func pos(g *graph.Graph, base string, pointer string) graph.Pos {
+	if g == nil || g.Sources == nil {
+		return graph.Pos{}
 	}
-	// Fall back to the enclosing nodes of base itself.
-	segs := strings.Split(base, ".")
-	for n := len(segs) - 1; n > 0; n-- {
-		if p := g.Source(strings.Join(segs[:n], ".")); p.IsValid() {
+	for path := nodePath(base, pointer); path != ""; path = parentPath(path) {
+		if p := g.Source(path); p.IsValid() {
 			return p
 		}
 	}
 	return graph.Pos{}
 }
 
-// posEither prefers the new contract and falls back to the old one (a
-// node the new contract no longer has). When the new side carries no
-// positions at all (read from graph.json) it returns the zero Pos: an old
-// file's line would point at the wrong place in the file under review.
+// parentPath drops the last label of a node path ("" at the top).
+func parentPath(path string) string {
+	i := strings.LastIndexByte(path, '.')
+	if i < 0 {
+		return ""
+	}
+	return path[:i]
+}
+
+// posEither prefers the new contract. For a node the new contract no
+// longer has (a removed field) it is the line next to where the node was —
+// a line the diff shows — else the old position. When the new side carries
+// no positions at all (read from graph.json) it returns the zero Pos: an
+// old file's line would point at the wrong place in the file under review.
 func (c *comparer) posEither(base, pointer string) graph.Pos {
 	if len(c.new.Sources) == 0 {
 		return graph.Pos{}
+	}
+	path := nodePath(base, pointer)
+	if !c.new.Source(path).IsValid() && c.old.Source(path).IsValid() {
+		return c.neighbourPos(path)
 	}
 	if p := pos(c.new, base, pointer); p.IsValid() {
 		return p
 	}
 	return pos(c.old, base, pointer)
+}
+
+// neighbourPos places a node the new contract no longer has: at the first
+// of its old siblings after it that the new contract still has (the line
+// that now stands where it stood), else the last one before it, else its
+// parent — for a removed parent, the parent's neighbour. GitHub shows an
+// annotation only on a line of the diff; a deleted line is not one, its
+// neighbours are. With no positions on the new side it is the old
+// position.
+func (c *comparer) neighbourPos(path string) graph.Pos {
+	if len(c.new.Sources) == 0 {
+		return c.old.Source(path)
+	}
+	at := c.old.Source(path)
+	parent := parentPath(path)
+	type sib struct {
+		key string
+		p   graph.Pos
+	}
+	var before, after []sib
+	for k, p := range c.old.Sources {
+		if k == path || parentPath(k) != parent || (parent == "" && strings.Contains(k, ".")) || p.File != at.File {
+			continue
+		}
+		if p.Line < at.Line || p.Line == at.Line && p.Col < at.Col {
+			before = append(before, sib{k, p})
+		} else {
+			after = append(after, sib{k, p})
+		}
+	}
+	order := func(a, b sib) int { return cmp.Or(cmp.Compare(a.p.Line, b.p.Line), cmp.Compare(a.p.Col, b.p.Col)) }
+	slices.SortFunc(after, order)
+	slices.SortFunc(before, func(a, b sib) int { return order(b, a) })
+	for _, s := range append(after, before...) {
+		if p := c.new.Source(s.key); p.IsValid() {
+			return p
+		}
+	}
+	switch {
+	case parent == "":
+		return at
+	case c.new.Source(parent).IsValid():
+		return c.new.Source(parent)
+	}
+	return c.neighbourPos(parent)
 }
 
 func opNode(op *graph.Operation) string {
@@ -186,7 +244,7 @@ func (c *comparer) errors() error {
 			if fw, ok := graph.FrameworkError(code); ok && fw.Status == o.Status {
 				continue // still served by the framework registry with the same status
 			}
-			c.emit("error-removed", Info, surface, "", code, pos(c.old, node, ""), "error code %s removed from the contract", code)
+			c.emit("error-removed", Info, surface, "", code, c.removalPos(node, false), "error code %s removed from the contract", code)
 		default:
 			if o.Status != n.Status {
 				// The status travels on HTTP only: tool results carry the
@@ -675,6 +733,9 @@ func (c *comparer) removalPos(node string, stillExists bool) graph.Pos {
 			return p
 		}
 	}
+	if c.old.Source(node).IsValid() && !c.new.Source(node).IsValid() {
+		return c.neighbourPos(node)
+	}
 	return pos(c.old, node, "")
 }
 
@@ -985,7 +1046,7 @@ func (c *comparer) cliCommands() error {
 		subject := []string{id}
 		switch {
 		case n == nil:
-			c.emit("cli-command-removed", Breaking, surface, "CLI", id, pos(c.old, node, ""), "CLI-only command %s removed: scripts calling it break", name).on(subject, nil)
+			c.emit("cli-command-removed", Breaking, surface, "CLI", id, c.removalPos(node, false), "CLI-only command %s removed: scripts calling it break", name).on(subject, nil)
 			continue
 		case o == nil:
 			c.emit("cli-command-added", Info, surface, "CLI", id, pos(c.new, node, ""), "CLI-only command %s added", name).on(subject, nil)
@@ -1019,7 +1080,7 @@ func (c *comparer) realtime() error {
 		node := graph.NodePath("realtime", name)
 		switch {
 		case n == nil:
-			c.emit("realtime-contract-removed", Breaking, "REALTIME "+name, "", name, pos(c.old, node, ""),
+			c.emit("realtime-contract-removed", Breaking, "REALTIME "+name, "", name, c.removalPos(node, false),
 				"realtime contract %s removed: connected clients lose all its events", name)
 			continue
 		case o == nil:
@@ -1058,7 +1119,7 @@ func (c *comparer) events(contract, dir string, oldEv, newEv []graph.Event, args
 		subject := []string{id}
 		switch {
 		case n == nil:
-			c.emit("realtime-event-removed", Breaking, surface, "", id, pos(c.old, node, ""), "event removed: %s", map[bool]string{
+			c.emit("realtime-event-removed", Breaking, surface, "", id, c.removalPos(node, false), "event removed: %s", map[bool]string{
 				true:  "clients listening for it never receive it again",
 				false: "clients emitting it are rejected",
 			}[dir == graph.ServerToClient]).on(subject, nil)

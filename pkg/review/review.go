@@ -125,9 +125,11 @@ type Finding struct {
 	Location string `json:"location"`
 	// Message explains the change to a human.
 	Message string `json:"message"`
-	// Pos is the source position in the new contract (in the old one for
-	// removals) — for a change inside a definition, the definition's field
-	// that changed; the zero Pos when that side was read from graph.json.
+	// Pos is the source position in the new contract — for a change inside
+	// a definition, the definition's field that changed; for something
+	// removed, the line now standing where it stood (a line the diff
+	// shows). It is the zero Pos when the new side was read from
+	// graph.json (then a removal keeps its position in the old contract).
 	Pos graph.Pos `json:"-"`
 	// Suppressed reports that a suppression accepted this finding; it then
 	// does not count as breaking.

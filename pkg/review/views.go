@@ -602,13 +602,19 @@ func (c *comparer) defPos(name, ptr string) graph.Pos {
 	if len(c.new.Sources) == 0 {
 		return graph.Pos{}
 	}
-	if base := defSourcePath(c.new, name); base != "" {
-		if p := pos(c.new, base, ptr); p.IsValid() {
+	nb, ob := defSourcePath(c.new, name), defSourcePath(c.old, name)
+	if nb != "" && nb == ob {
+		if path := nodePath(nb, ptr); !c.new.Source(path).IsValid() && c.old.Source(path).IsValid() {
+			return c.neighbourPos(path) // a field removed from the definition
+		}
+	}
+	if nb != "" {
+		if p := pos(c.new, nb, ptr); p.IsValid() {
 			return p
 		}
 	}
-	if base := defSourcePath(c.old, name); base != "" {
-		return pos(c.old, base, ptr)
+	if ob != "" {
+		return c.neighbourPos(ob)
 	}
 	return graph.Pos{}
 }
