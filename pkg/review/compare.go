@@ -550,13 +550,19 @@ func (c *comparer) operation(oldID, id string, o, n *graph.Operation) error {
 					"path parameters renamed: %s became %s (same URLs)", or.Path, nr.Path).on(subject, nil)
 			} else {
 				at := c.posField(opNode(n), "path")
-				if or.Op.Path == nr.Op.Path {
+				prefixed := or.Op.Path == nr.Op.Path && or.Op.Service == nr.Op.Service
+				if prefixed {
 					// The operation's own path is unchanged: the service
 					// prefix moved, on that line.
 					at = c.posField(graph.NodePath("services", n.Service), "prefix")
 				}
-				c.emit("http-path-changed", Breaking, surface, "", id, at,
+				f := c.emit("http-path-changed", Breaking, surface, "", id, at,
 					"path changed from %s to %s: callers of the old URL get 404", or.Path, nr.Path).on(subject, nil)
+				if prefixed {
+					f.serviceEdit = &serviceEdit{service: n.Service, field: "prefix",
+						from: strings.TrimSuffix(or.Path, or.Op.Path), to: strings.TrimSuffix(nr.Path, nr.Op.Path),
+						routes: []string{or.Method + " " + or.Path + " → " + nr.Method + " " + nr.Path}}
+				}
 			}
 		}
 	}
@@ -576,7 +582,11 @@ func (c *comparer) operation(oldID, id string, o, n *graph.Operation) error {
 	}
 	if o.Scope != n.Scope {
 		// An inherited scope changed on the service's line.
-		whole(c.scopeChanged(opSurface, id, c.posFirst(node+".scope", graph.NodePath("services", n.Service, "scope"), node), o.Scope, n.Scope))
+		f := c.scopeChanged(opSurface, id, c.posFirst(node+".scope", graph.NodePath("services", n.Service, "scope"), node), o.Scope, n.Scope)
+		whole(f)
+		if c.inherits(oldID, id, "scope") {
+			f.serviceEdit = &serviceEdit{service: n.Service, field: "scope", from: o.Scope, to: n.Scope}
+		}
 	}
 	if o.Desc != n.Desc {
 		whole(c.emit("operation-description-changed", Info, opSurface, "", id, c.posField(node, "desc"),
@@ -608,6 +618,95 @@ func (c *comparer) operation(oldID, id string, o, n *graph.Operation) error {
 			"error %s is now declared by the operation: callers may receive a code they do not handle", code))
 	}
 	return c.operationSchemas(oldID, id, o, n, or, nr, oHTTP && nHTTP)
+}
+
+// inherits reports whether operation id (oldID in the old contract) takes
+// field from its service on both sides: no field of its own in either
+// contract's sources (false when a side has no sources).
+func (c *comparer) inherits(oldID, id, field string) bool {
+	if len(c.old.Sources) == 0 || len(c.new.Sources) == 0 {
+		return false
+	}
+	osvc, oact, _ := strings.Cut(oldID, ".")
+	svc, act, _ := strings.Cut(id, ".")
+	own := func(g *graph.Graph, svc, act string) bool {
+		return g.Source(graph.NodePath("services", svc, "operations", act, field)).IsValid()
+	}
+	return !own(c.old, osvc, oact) && !own(c.new, svc, act) && c.new.Source(graph.NodePath("services", svc, field)).IsValid()
+}
+
+// serviceEdit marks a finding one edit of a service caused in each of its
+// operations (a scope they inherit, the prefix of their routes): such
+// findings are one finding (see groupServiceEdits).
+type serviceEdit struct {
+	service, field, from, to string
+	routes                   []string // "METHOD old → METHOD new", for a prefix
+}
+
+// groupServiceEdits merges the findings of one service edit into one: the
+// first operation's (by location), naming every operation and surface.
+func (c *comparer) groupServiceEdits() {
+	var out []Finding
+	groups := map[string][]Finding{}
+	for _, f := range c.findings {
+		e := f.serviceEdit
+		if e == nil {
+			out = append(out, f)
+			continue
+		}
+		key := f.Rule + "\x00" + e.service + "\x00" + e.field + "\x00" + e.from + "\x00" + e.to
+		if groups[key] == nil {
+			out = append(out, Finding{serviceEdit: &serviceEdit{service: key}}) // placeholder
+		}
+		groups[key] = append(groups[key], f)
+	}
+	for i := range out {
+		e := out[i].serviceEdit
+		if e == nil || out[i].Rule != "" {
+			continue
+		}
+		members := groups[e.service]
+		slices.SortStableFunc(members, func(a, b Finding) int { return graph.CompareUTF16(a.Location, b.Location) })
+		f := members[0]
+		if len(members) > 1 {
+			var routes []string
+			for _, m := range members {
+				routes = append(routes, m.serviceEdit.routes...)
+				if m.Surface != f.Surface && !slices.Contains(f.AlsoAffects, m.Surface) {
+					f.AlsoAffects = append(f.AlsoAffects, m.Surface)
+				}
+				for _, s := range m.AlsoAffects {
+					if s != f.Surface && !slices.Contains(f.AlsoAffects, s) {
+						f.AlsoAffects = append(f.AlsoAffects, s)
+					}
+				}
+				for _, s := range m.Operations {
+					if !slices.Contains(f.Operations, s) {
+						f.Operations = append(f.Operations, s)
+					}
+				}
+			}
+			graph.SortUTF16(f.Operations)
+			graph.SortUTF16(routes)
+			slices.SortStableFunc(f.AlsoAffects, compareSurfaces)
+			me := f.serviceEdit
+			switch me.field {
+			case "scope":
+				if me.to == "public" {
+					f.Message = fmt.Sprintf("scope of service %s changed from %q to %q for its operations %s, which inherit it: access widened, review who can now call them",
+						me.service, me.from, me.to, strings.Join(f.Operations, ", "))
+				} else {
+					f.Message = fmt.Sprintf("scope of service %s changed from %q to %q for its operations %s, which inherit it: callers authorised for %q may be refused",
+						me.service, me.from, me.to, strings.Join(f.Operations, ", "), me.from)
+				}
+			case "prefix":
+				f.Message = fmt.Sprintf("prefix of service %s changed from %s to %s, moving its routes (%s): callers of the old URLs get 404",
+					me.service, me.from, me.to, strings.Join(routes, ", "))
+			}
+		}
+		out[i] = f
+	}
+	c.findings = out
 }
 
 // posFirst is the first of the node paths recorded in the new contract.

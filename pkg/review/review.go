@@ -139,6 +139,10 @@ type Finding struct {
 
 	surfaceKey string // part of the fingerprint: transport and surface name for tool rows
 
+	// serviceEdit marks a finding of one service edit (see
+	// groupServiceEdits).
+	serviceEdit *serviceEdit
+
 	// schema findings are grouped: the same change seen on several
 	// surfaces (or, in a definition, by several subjects) is one finding.
 	groupable         bool
@@ -291,6 +295,7 @@ func Compare(old, new *graph.Graph, opts *Options) (*Report, error) {
 		}
 	}
 	c.group()
+	c.groupServiceEdits()
 	c.versions()
 	for i := range c.findings {
 		f := &c.findings[i]
