@@ -968,6 +968,12 @@ func (d *schemaDiff) patterns(ptr string, ctx defCtx, o, n map[string]any) {
 	}
 	p := ptr + "/pattern"
 	added, removed := stringsMinus(np, op), stringsMinus(op, np)
+	// A pattern both sides keep (a definition's, next to the sibling that
+	// changed) is named apart: it is not what changed.
+	replaced := fmt.Sprintf("pattern changed from %s to %s", quoteAll(op), quoteAll(np))
+	if kept := stringsMinus(op, removed); len(kept) > 0 {
+		replaced = fmt.Sprintf("pattern %s became %s (%s still applies)", quoteAll(removed), quoteAll(added), quoteAll(kept))
+	}
 	// Patterns are regular languages: decide inclusion where we can.
 	sub, k1 := patternsSubset(np, op)
 	super, k2 := patternsSubset(op, np)
@@ -980,13 +986,13 @@ func (d *schemaDiff) patterns(ptr string, ctx defCtx, o, n map[string]any) {
 		case sub && len(removed) == 0:
 			d.addEffect("pattern", narrowed, p, ctx, "must now also match %s", quoteAll(added))
 		case sub:
-			d.addEffect("pattern", narrowed, p, ctx, "pattern changed from %s to %s, which admits fewer values", quoteAll(op), quoteAll(np))
+			d.addEffect("pattern", narrowed, p, ctx, "%s, which admits fewer values", replaced)
 		case super && len(added) == 0:
 			d.addEffect("pattern", widened, p, ctx, "no longer has to match %s", quoteAll(removed))
 		case super:
-			d.addEffect("pattern", widened, p, ctx, "pattern changed from %s to %s, which admits every value it did and more", quoteAll(op), quoteAll(np))
+			d.addEffect("pattern", widened, p, ctx, "%s, which admits every value it did and more", replaced)
 		default:
-			d.addEffect("pattern", changed, p, ctx, "pattern changed from %s to %s; each admits values the other refuses", quoteAll(op), quoteAll(np))
+			d.addEffect("pattern", changed, p, ctx, "%s; each admits values the other refuses", replaced)
 		}
 		return
 	}
@@ -998,7 +1004,7 @@ func (d *schemaDiff) patterns(ptr string, ctx defCtx, o, n map[string]any) {
 	case len(added) == 0:
 		d.addEffect("pattern", widened, p, ctx, "no longer has to match %s", quoteAll(removed))
 	default:
-		d.addEffect("pattern", changed, p, ctx, "pattern changed from %s to %s", quoteAll(op), quoteAll(np))
+		d.addEffect("pattern", changed, p, ctx, "%s", replaced)
 	}
 }
 
