@@ -709,6 +709,40 @@ func (c *comparer) groupServiceEdits() {
 	c.findings = out
 }
 
+// groupToolRows merges the tool rows one edit added, removed or renamed:
+// the same subject, rule and source line on several surfaces (an explicit
+// tool.name on the Agent and every MCP surface, an expose list losing MCP)
+// is one finding naming every row.
+func (c *comparer) groupToolRows() {
+	var out []Finding
+	index := map[string]int{}
+	for _, f := range c.findings {
+		switch f.Rule {
+		case "tool-added", "tool-removed", "tool-renamed":
+		default:
+			out = append(out, f)
+			continue
+		}
+		key := f.Rule + "\x00" + f.Location + "\x00" + f.Pos.String()
+		i, ok := index[key]
+		if !ok {
+			index[key] = len(out)
+			out = append(out, f)
+			continue
+		}
+		g := &out[i]
+		if !slices.Contains(g.AlsoAffects, f.Surface) && f.Surface != g.Surface {
+			g.AlsoAffects = append(g.AlsoAffects, f.Surface)
+		}
+		slices.SortStableFunc(g.AlsoAffects, compareSurfaces)
+		if g.Message != f.Message {
+			g.Message = strings.Replace(g.Message, "no longer on this surface", "no longer on these surfaces", 1)
+			g.Message = strings.Replace(g.Message, "command ", "tool (and command) ", 1)
+		}
+	}
+	c.findings = out
+}
+
 // posFirst is the first of the node paths recorded in the new contract.
 func (c *comparer) posFirst(paths ...string) graph.Pos {
 	for _, p := range paths {

@@ -108,8 +108,9 @@ type Finding struct {
 	// #input to #query reaches the HTTP route, not the tools, whose
 	// advertised input is unchanged); a finding about an operation as a
 	// whole (scope, description, errors) lists every surface it is visible
-	// on. Empty for findings about one surface (a route or tool row added,
-	// removed or renamed). It is not part of the fingerprint.
+	// on; the tool rows one edit added, removed or renamed are one finding
+	// naming each row. Empty for findings about one surface (a route, one
+	// surface's selection). It is not part of the fingerprint.
 	AlsoAffects []string `json:"alsoAffects,omitempty"`
 	// Operations are the subjects the change reaches, sorted: operations
 	// (service.action), runtime tools (runtime.NAME), CLI-only commands
@@ -296,6 +297,7 @@ func Compare(old, new *graph.Graph, opts *Options) (*Report, error) {
 	}
 	c.group()
 	c.groupServiceEdits()
+	c.groupToolRows()
 	c.versions()
 	for i := range c.findings {
 		f := &c.findings[i]
