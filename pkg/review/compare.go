@@ -809,6 +809,9 @@ func (c *comparer) membershipPos(id string, s *project.Surface) graph.Pos {
 		}
 	}
 	if field != "" {
+		if f := node + "." + field; !c.new.Source(f).IsValid() && c.old.Source(f).IsValid() {
+			return c.neighbourPos(f) // the field was deleted: back to the default
+		}
 		return c.posFirst(node+"."+field, node)
 	}
 	if s != nil {
