@@ -231,9 +231,9 @@ func (d *schemaDiff) compare(ptr string, ctx defCtx, oldS, newS any) {
 		return
 	case newS == nil:
 		if d.dir == Request {
-			d.add("schema-removed", Warning, ptr, ctx, "schema removed; values callers send are no longer validated or used")
+			d.add("schema-removed", Warning, ptr, ctx, "no longer declared; values callers still send there are ignored")
 		} else {
-			d.add("schema-removed", Breaking, ptr, ctx, "schema removed; callers reading the value break")
+			d.add("schema-removed", Breaking, ptr, ctx, "no longer declared; callers reading the value break")
 		}
 		return
 	}
@@ -548,15 +548,27 @@ func (d *schemaDiff) exclusions(ptr string, ctx defCtx, oRaw, nRaw any, o, n map
 // not have before.
 func (d *schemaDiff) schemaAdded(ptr string, ctx defCtx, newS any) {
 	if d.dir == Response {
-		d.add("schema-added", Info, ptr, ctx, "schema added")
+		d.add("schema-added", Info, ptr, ctx, "now declared")
 		return
 	}
 	n := resolve(d.newRoot, newS).m
 	if req := stringSet(n["required"]); len(req) > 0 {
-		d.add("schema-added", Breaking, ptr, ctx, "schema added with required properties %s; requests without them are now rejected", strings.Join(req, ", "))
+		graph.SortUTF16(req)
+		d.add("schema-added", Breaking, ptr, ctx, "now declared, requiring %s; requests without %s are now rejected",
+			strings.Join(req, ", "), map[bool]string{true: "it", false: "them"}[len(req) == 1])
 		return
 	}
-	d.add("schema-added", Info, ptr, ctx, "schema added; nothing in it is required")
+	props, _ := n["properties"].(map[string]any)
+	names := make([]string, 0, len(props))
+	for k := range props {
+		names = append(names, k)
+	}
+	graph.SortUTF16(names)
+	if len(names) > 0 {
+		d.add("schema-added", Info, ptr, ctx, "now declared (%s, all optional)", strings.Join(names, ", "))
+		return
+	}
+	d.add("schema-added", Info, ptr, ctx, "now declared; nothing in it is required")
 }
 
 func (d *schemaDiff) annotations(ptr string, ctx defCtx, o, n map[string]any, inlinedDocs bool) {
