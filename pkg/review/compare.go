@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 
@@ -544,6 +545,12 @@ func (c *comparer) operation(oldID, id string, o, n *graph.Operation) error {
 			c.emit("http-method-changed", Breaking, surface, "", id, c.posField(opNode(n), "method"),
 				"method changed from %s to %s: callers using %s get 405", or.Method, nr.Method, or.Method).on(subject, nil)
 		}
+		if os, ns := successStatus(or.Op), successStatus(nr.Op); os == 204 && ns == 200 {
+			// The body is new information (response-schema-added); the
+			// status HTTP callers check is another one.
+			c.emit("http-success-status-changed", Breaking, surface, "", id, c.posFirst(opNode(n)+".#output", opNode(n)),
+				"success status changed from 204 No Content to 200 with a body: callers checking for 204 see a status they do not expect").on(subject, nil)
+		}
 		if or.Path != nr.Path {
 			if graph.PathShape(or.Path) == graph.PathShape(nr.Path) {
 				c.emit("http-path-parameter-renamed", Info, surface, "", id, c.posField(opNode(n), "path"),
@@ -741,6 +748,16 @@ func (c *comparer) groupToolRows() {
 		}
 	}
 	c.findings = out
+}
+
+// successStatus is the status a route answers on success (as the HTTP
+// mount and the OpenAPI export have it): 200 with a body or for HEAD, 204
+// without one.
+func successStatus(op *graph.Operation) int {
+	if op.Output == "" && op.Method != http.MethodHead {
+		return 204
+	}
+	return 200
 }
 
 // posFirst is the first of the node paths recorded in the new contract.

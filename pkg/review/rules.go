@@ -47,6 +47,7 @@ var fixedRules = []Rule{
 	{"http-operation-added", "info", "A new route breaks nobody."},
 	{"http-method-changed", "breaking", "Callers using the old method get 405."},
 	{"http-path-changed", "breaking", "Callers of the old URL get 404."},
+	{"http-success-status-changed", "breaking", "An operation that answered 204 No Content now answers 200 with a body: HTTP callers checking for 204, and clients generated for it, see an unexpected status. (The reverse is response-schema-removed.)"},
 	{"http-path-parameter-renamed", "info", "The URLs are unchanged. Tool callers pass path parameters by name: on tool-exposed operations the params schema findings report the rename as breaking, on the tool surfaces."},
 	{"tool-removed", "breaking", "A tool (or CLI command) left a surface — the operation was removed, no longer exposed to the transport, or no longer selected by the surface: clients calling it break."},
 	{"tool-added", "info", "A new tool breaks nobody."},
