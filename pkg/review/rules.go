@@ -101,7 +101,7 @@ var fixedRules = []Rule{
 	{"response-property-became-required", "info", "Responses promise more."},
 	{"response-additional-properties-widened", "warning", "Opening a response object: JSON clients ignore unknown fields, strict or generated clients may not. (Adding one property is info, so opening the object is a warning rather than breaking.)"},
 	{"request-schema-added", "breaking or info", "An operation gains #params/#query/#input: breaking when the new schema requires a property, info otherwise."},
-	{"request-schema-removed", "warning", "The server no longer reads the values callers send."},
+	{"request-schema-removed", "breaking", "An operation loses #query or #input: the HTTP mount refuses a query the operation does not declare (and tools the arguments they cannot place); a body is no longer read, so what callers send in it silently stops having an effect."},
 	{"response-schema-added", "info", "An operation starts declaring its output."},
 	{"response-schema-removed", "breaking", "The output is gone: callers reading it break."},
 	{"request-description-changed", "info", "title/description inside a schema: documentation."},

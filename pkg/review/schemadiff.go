@@ -101,7 +101,10 @@ type diffOptions struct {
 	// rootDef is the definition both roots are (a contract schema that is
 	// a definition, e.g. #output: #Task, is its body inlined).
 	rootDef string
-	vals    *valueChecker
+	// toolRows reports that the operation also has tool rows (for
+	// messages both views share).
+	toolRows bool
+	vals     *valueChecker
 	// defs index both sides' named definitions by body, to recognise a
 	// definition the translator inlined into a union or conjunction
 	// (#RefundReason | null, #PaymentID & =~"…"); nil: not recognised.
@@ -231,7 +234,14 @@ func (d *schemaDiff) compare(ptr string, ctx defCtx, oldS, newS any) {
 		return
 	case newS == nil:
 		if d.dir == Request {
-			d.add("schema-removed", Warning, ptr, ctx, "no longer declared; values callers still send there are ignored")
+			var names []string
+			if m := resolve(d.oldRoot, oldS).m; m != nil && ptr == "" {
+				props, _ := m["properties"].(map[string]any)
+				for k := range props {
+					names = append(names, k)
+				}
+			}
+			d.add("schema-removed", Breaking, ptr, ctx, "%s", schemaRemoved(d.opts.unit, names, d.opts.toolRows))
 		} else {
 			d.add("schema-removed", Breaking, ptr, ctx, "no longer declared; callers reading the value break")
 		}
@@ -540,6 +550,27 @@ func (d *schemaDiff) exclusions(ptr string, ctx defCtx, oRaw, nRaw any, o, n map
 			d.addEffect("enum", widened, p, ctx, "may now be %s", valuesOr(removed))
 		}
 	}
+}
+
+// schemaRemoved says what callers notice when an operation loses its
+// #query or #input (names: its properties): the HTTP mount refuses a query
+// the operation does not declare, and the tool transports arguments they
+// cannot place; a body is no longer read, so what HTTP callers send in it
+// silently stops having an effect. tools reports that the operation has
+// tool rows too, so the message is the same in both views.
+func schemaRemoved(unit string, names []string, tools bool) string {
+	graph.SortUTF16(names)
+	what := "its values"
+	if len(names) > 0 {
+		what = strings.Join(names, ", ")
+	}
+	switch {
+	case unit == "input" && tools:
+		return fmt.Sprintf("no longer declared: %s sent in an HTTP body are ignored (they no longer have any effect), and tool calls that still pass them are rejected", what)
+	case unit == "input":
+		return fmt.Sprintf("no longer declared: %s sent in the body are ignored, so they no longer have any effect", what)
+	}
+	return fmt.Sprintf("no longer declared; requests that still pass %s are rejected", what)
 }
 
 // schemaAdded classifies a schema slot that appears (an operation gains

@@ -29,6 +29,8 @@ type viewUnit struct {
 	old, new graph.Digest
 	// queryWire compares with HTTP query semantics.
 	queryWire bool
+	// toolRows: the operation also has tool rows (see diffOptions).
+	toolRows bool
 	// oldDoc, when set, replaces the old schema bytes (path parameters
 	// renamed positionally, so HTTP callers see the same values).
 	oldDoc json.RawMessage
@@ -55,7 +57,7 @@ func (c *comparer) diffUnits(surfaces []string, subject, nodeBase string, units 
 		var fs []schemaFinding
 		if !same {
 			var err error
-			fs, err = diffSchemas(u.dir, oldRaw, newRaw, diffOptions{unit: u.name, queryWire: u.queryWire, rootDef: def, vals: c.vals, defs: c.defIndexes()})
+			fs, err = diffSchemas(u.dir, oldRaw, newRaw, diffOptions{unit: u.name, queryWire: u.queryWire, toolRows: u.toolRows, rootDef: def, vals: c.vals, defs: c.defIndexes()})
 			if err != nil {
 				return fmt.Errorf("%s %s: %w", subject, u.name, err)
 			}
@@ -157,6 +159,7 @@ func (c *comparer) addSchemaFindings(surfaces []string, subject, nodeBase, unit,
 // on both sides).
 func (c *comparer) operationSchemas(oldID, id string, o, n *graph.Operation, or, nr project.Route, http bool) error {
 	node := opNode(n)
+	rows := c.sharedToolRows(oldID, id)
 	if http {
 		params := viewUnit{name: "params", dir: Request, old: o.Params, new: n.Params}
 		if or.Path != nr.Path && graph.PathShape(or.Path) == graph.PathShape(nr.Path) {
@@ -168,14 +171,13 @@ func (c *comparer) operationSchemas(oldID, id string, o, n *graph.Operation, or,
 		err := c.diffUnits([]string{"HTTP " + nr.Pattern()}, id, node, []viewUnit{
 			params,
 			{name: "query", dir: Request, old: o.Query, new: n.Query, queryWire: true},
-			{name: "input", dir: Request, old: o.Input, new: n.Input},
+			{name: "input", dir: Request, old: o.Input, new: n.Input, toolRows: len(rows) > 0},
 			{name: "output", dir: Response, old: o.Output, new: n.Output},
 		})
 		if err != nil {
 			return err
 		}
 	}
-	rows := c.sharedToolRows(oldID, id)
 	if len(rows) == 0 {
 		return nil
 	}
@@ -271,6 +273,34 @@ func (c *comparer) toolArgs(rows []string, id, node string, o, n *graph.Operatio
 			d := newSchemaDiff(Request, odoc, ndoc, diffOptions{unit: u.name, vals: c.vals, defs: c.defIndexes()})
 			d.compare("", ctx, withoutProperties(om), withoutProperties(nm))
 			c.addSchemaFindings(rows, id, node, u.name, sharedKey(u.name, u.od, u.nd, nil), d.out)
+		}
+	}
+	// A unit removed whole, none of its arguments living on in another
+	// one, is one finding: those arguments are refused.
+	for _, u := range units {
+		if u.od == "" || u.nd != "" {
+			continue
+		}
+		var gone []string
+		moved := false
+		for name, p := range oldProps {
+			if p.unit != u.name {
+				continue
+			}
+			if _, ok := newProps[name]; ok {
+				moved = true
+			}
+			gone = append(gone, name)
+		}
+		if moved || len(gone) == 0 {
+			continue
+		}
+		graph.SortUTF16(gone)
+		d := newSchemaDiff(Request, nil, nil, diffOptions{unit: u.name})
+		d.add("schema-removed", Breaking, "", defCtx{}, "%s", schemaRemoved(u.name, gone, true))
+		c.addSchemaFindings(rows, id, node, u.name, "", d.out)
+		for _, name := range gone {
+			delete(oldProps, name)
 		}
 	}
 	for _, name := range unionKeys(oldProps, newProps) {
