@@ -1559,6 +1559,31 @@ func (d *schemaDiff) branches(p string, ctx defCtx, key string, ob, nb []any) {
 		for k := range lo {
 			oldUsed[lo[k]], newMatch[ln[k]] = true, lo[k]
 		}
+	} else {
+		// 4. An old branch that a new one takes in whole (a lone schema
+		// that became one variant of a union, the others added): compared
+		// together, they break nobody. Pair each with the candidate
+		// differing least.
+		for _, i := range lo {
+			best, bestN := -1, 0
+			for _, j := range ln {
+				if newMatch[j] >= 0 {
+					continue
+				}
+				start := len(d.out)
+				d.compare(p+"/"+strconv.Itoa(j), ctx, ob[i], nb[j])
+				found := d.out[start:]
+				compatible := !slices.ContainsFunc(found, func(f schemaFinding) bool { return f.severity == Breaking })
+				n := len(found)
+				d.out = d.out[:start]
+				if compatible && (best < 0 || n < bestN) {
+					best, bestN = j, n
+				}
+			}
+			if best >= 0 {
+				oldUsed[i], newMatch[best] = true, i
+			}
+		}
 	}
 	req := d.dir == Request
 	for j, i := range newMatch {
