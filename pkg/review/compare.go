@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 
@@ -25,9 +26,15 @@ type comparer struct {
 	errorRenamedTo map[string]string
 	findings       []Finding
 	vals           *valueChecker
-	// oldDefs and newDefs index each side's named definitions (see
-	// rootDef); built on first use.
-	oldDefs, newDefs map[string][]string
+	// defs index each side's named definitions by body (see rootDef);
+	// built on first use.
+	defs *defBodies
+	// defDocs holds the definitions whose docs changed (see
+	// changedDefDocs); built on first use.
+	defDocs map[string][2]map[string]any
+	// oldFields and newFields map each side's CUE definitions to their
+	// field names (see sourceDef); built on first use.
+	oldFields, newFields map[string][]string
 }
 
 func routesByOp(g *graph.Graph) map[string]project.Route {
@@ -57,13 +64,9 @@ func (f *Finding) on(subjects []string, also []string) *Finding {
 	return f
 }
 
-// pos returns the most specific recorded source position of node path base
-// (extended by the property names and tuple positions in pointer) in g,
-// trying shorter paths until one is known.
-func pos(g *graph.Graph, base string, pointer string) graph.Pos {
-	if g == nil || g.Sources == nil {
-		return graph.Pos{}
-	}
+// nodePath extends node path base by the property names and tuple
+// positions in pointer: the CUE path of the value the pointer names.
+func nodePath(base, pointer string) string {
 	parts := []string{base}
 	toks := strings.Split(strings.TrimPrefix(pointer, "/"), "/")
 	for i := 0; i+1 < len(toks); i++ {
@@ -77,33 +80,95 @@ func pos(g *graph.Graph, base string, pointer string) graph.Pos {
 			i++
 		}
 	}
-	for n := len(parts); n > 0; n-- {
-		if p := g.Source(strings.Join(parts[:n], ".")); p.IsValid() {
-			return p
-		}
+	return strings.Join(parts, ".")
+}
+
+// pos returns the most specific recorded source position of node path base
+// (extended by the property names and tuple positions in pointer) in g,
+// trying shorter paths until one is known.
+func pos(g *graph.Graph, base string, pointer string) graph.Pos {
+	if g == nil || g.Sources == nil {
+		return graph.Pos{}
 	}
-	// Fall back to the enclosing nodes of base itself.
-	segs := strings.Split(base, ".")
-	for n := len(segs) - 1; n > 0; n-- {
-		if p := g.Source(strings.Join(segs[:n], ".")); p.IsValid() {
+	for path := nodePath(base, pointer); path != ""; path = parentPath(path) {
+		if p := g.Source(path); p.IsValid() {
 			return p
 		}
 	}
 	return graph.Pos{}
 }
 
-// posEither prefers the new contract and falls back to the old one (a
-// node the new contract no longer has). When the new side carries no
-// positions at all (read from graph.json) it returns the zero Pos: an old
-// file's line would point at the wrong place in the file under review.
+// parentPath drops the last label of a node path ("" at the top).
+func parentPath(path string) string {
+	i := strings.LastIndexByte(path, '.')
+	if i < 0 {
+		return ""
+	}
+	return path[:i]
+}
+
+// posEither prefers the new contract. For a node the new contract no
+// longer has (a removed field) it is the line next to where the node was —
+// a line the diff shows — else the old position. When the new side carries
+// no positions at all (read from graph.json) it returns the zero Pos: an
+// old file's line would point at the wrong place in the file under review.
 func (c *comparer) posEither(base, pointer string) graph.Pos {
 	if len(c.new.Sources) == 0 {
 		return graph.Pos{}
+	}
+	path := nodePath(base, pointer)
+	if !c.new.Source(path).IsValid() && c.old.Source(path).IsValid() {
+		return c.neighbourPos(path)
 	}
 	if p := pos(c.new, base, pointer); p.IsValid() {
 		return p
 	}
 	return pos(c.old, base, pointer)
+}
+
+// neighbourPos places a node the new contract no longer has: at the first
+// of its old siblings after it that the new contract still has (the line
+// that now stands where it stood), else the last one before it, else its
+// parent — for a removed parent, the parent's neighbour. GitHub shows an
+// annotation only on a line of the diff; a deleted line is not one, its
+// neighbours are. With no positions on the new side it is the old
+// position.
+func (c *comparer) neighbourPos(path string) graph.Pos {
+	if len(c.new.Sources) == 0 {
+		return c.old.Source(path)
+	}
+	at := c.old.Source(path)
+	parent := parentPath(path)
+	type sib struct {
+		key string
+		p   graph.Pos
+	}
+	var before, after []sib
+	for k, p := range c.old.Sources {
+		if k == path || parentPath(k) != parent || (parent == "" && strings.Contains(k, ".")) || p.File != at.File {
+			continue
+		}
+		if p.Line < at.Line || p.Line == at.Line && p.Col < at.Col {
+			before = append(before, sib{k, p})
+		} else {
+			after = append(after, sib{k, p})
+		}
+	}
+	order := func(a, b sib) int { return cmp.Or(cmp.Compare(a.p.Line, b.p.Line), cmp.Compare(a.p.Col, b.p.Col)) }
+	slices.SortFunc(after, order)
+	slices.SortFunc(before, func(a, b sib) int { return order(b, a) })
+	for _, s := range append(after, before...) {
+		if p := c.new.Source(s.key); p.IsValid() {
+			return p
+		}
+	}
+	switch {
+	case parent == "":
+		return at
+	case c.new.Source(parent).IsValid():
+		return c.new.Source(parent)
+	}
+	return c.neighbourPos(parent)
 }
 
 func opNode(op *graph.Operation) string {
@@ -180,7 +245,7 @@ func (c *comparer) errors() error {
 			if fw, ok := graph.FrameworkError(code); ok && fw.Status == o.Status {
 				continue // still served by the framework registry with the same status
 			}
-			c.emit("error-removed", Info, surface, "", code, pos(c.old, node, ""), "error code %s removed from the contract", code)
+			c.emit("error-removed", Info, surface, "", code, c.removalPos(node, false), "error code %s removed from the contract", code)
 		default:
 			if o.Status != n.Status {
 				// The status travels on HTTP only: tool results carry the
@@ -470,15 +535,21 @@ func (c *comparer) operation(oldID, id string, o, n *graph.Operation) error {
 		if n != nil {
 			why = "operation no longer exposed on HTTP"
 		}
-		c.emit("http-operation-removed", Breaking, "HTTP "+or.Pattern(), "", id, c.removalPos(opNode(or.Op), n != nil),
+		c.emit("http-operation-removed", Breaking, "HTTP "+or.Pattern(), "", id, c.membershipPos(id, nil),
 			"%s: callers of %s break", why, or.Pattern()).on(subject, nil)
 	case !oHTTP && nHTTP:
-		c.emit("http-operation-added", Info, "HTTP "+nr.Pattern(), "", id, pos(c.new, opNode(nr.Op), ""), "route %s added", nr.Pattern()).on(subject, nil)
+		c.emit("http-operation-added", Info, "HTTP "+nr.Pattern(), "", id, c.membershipPos(id, nil), "route %s added", nr.Pattern()).on(subject, nil)
 	case oHTTP && nHTTP:
 		surface := "HTTP " + nr.Pattern()
 		if or.Method != nr.Method {
 			c.emit("http-method-changed", Breaking, surface, "", id, c.posField(opNode(n), "method"),
 				"method changed from %s to %s: callers using %s get 405", or.Method, nr.Method, or.Method).on(subject, nil)
+		}
+		if os, ns := successStatus(or.Op), successStatus(nr.Op); os == 204 && ns == 200 {
+			// The body is new information (response-schema-added); the
+			// status HTTP callers check is another one.
+			c.emit("http-success-status-changed", Breaking, surface, "", id, c.posFirst(opNode(n)+".#output", opNode(n)),
+				"success status changed from 204 No Content to 200 with a body: callers checking for 204 see a status they do not expect").on(subject, nil)
 		}
 		if or.Path != nr.Path {
 			if graph.PathShape(or.Path) == graph.PathShape(nr.Path) {
@@ -486,13 +557,19 @@ func (c *comparer) operation(oldID, id string, o, n *graph.Operation) error {
 					"path parameters renamed: %s became %s (same URLs)", or.Path, nr.Path).on(subject, nil)
 			} else {
 				at := c.posField(opNode(n), "path")
-				if or.Op.Path == nr.Op.Path {
+				prefixed := or.Op.Path == nr.Op.Path && or.Op.Service == nr.Op.Service
+				if prefixed {
 					// The operation's own path is unchanged: the service
 					// prefix moved, on that line.
 					at = c.posField(graph.NodePath("services", n.Service), "prefix")
 				}
-				c.emit("http-path-changed", Breaking, surface, "", id, at,
+				f := c.emit("http-path-changed", Breaking, surface, "", id, at,
 					"path changed from %s to %s: callers of the old URL get 404", or.Path, nr.Path).on(subject, nil)
+				if prefixed {
+					f.serviceEdit = &serviceEdit{service: n.Service, field: "prefix",
+						from: strings.TrimSuffix(or.Path, or.Op.Path), to: strings.TrimSuffix(nr.Path, nr.Op.Path),
+						routes: []string{or.Method + " " + or.Path + " → " + nr.Method + " " + nr.Path}}
+				}
 			}
 		}
 	}
@@ -512,11 +589,15 @@ func (c *comparer) operation(oldID, id string, o, n *graph.Operation) error {
 	}
 	if o.Scope != n.Scope {
 		// An inherited scope changed on the service's line.
-		whole(c.scopeChanged(opSurface, id, c.posFirst(node+".scope", graph.NodePath("services", n.Service, "scope"), node), o.Scope, n.Scope))
+		f := c.scopeChanged(opSurface, id, c.posFirst(node+".scope", graph.NodePath("services", n.Service, "scope"), node), o.Scope, n.Scope)
+		whole(f)
+		if c.inherits(oldID, id, "scope") {
+			f.serviceEdit = &serviceEdit{service: n.Service, field: "scope", from: o.Scope, to: n.Scope}
+		}
 	}
 	if o.Desc != n.Desc {
 		whole(c.emit("operation-description-changed", Info, opSurface, "", id, c.posField(node, "desc"),
-			"description changed from %q to %q (HTTP summary, tool description and CLI help)", o.Desc, n.Desc))
+			"%s (HTTP summary, tool description and CLI help)", descChange(o.Desc, n.Desc)))
 	}
 	if !jsonRawEqual(o.Meta, n.Meta) {
 		whole(c.emit("operation-meta-changed", Info, opSurface, "", id, c.posField(node, "meta"), "meta changed"))
@@ -544,6 +625,139 @@ func (c *comparer) operation(oldID, id string, o, n *graph.Operation) error {
 			"error %s is now declared by the operation: callers may receive a code they do not handle", code))
 	}
 	return c.operationSchemas(oldID, id, o, n, or, nr, oHTTP && nHTTP)
+}
+
+// inherits reports whether operation id (oldID in the old contract) takes
+// field from its service on both sides: no field of its own in either
+// contract's sources (false when a side has no sources).
+func (c *comparer) inherits(oldID, id, field string) bool {
+	if len(c.old.Sources) == 0 || len(c.new.Sources) == 0 {
+		return false
+	}
+	osvc, oact, _ := strings.Cut(oldID, ".")
+	svc, act, _ := strings.Cut(id, ".")
+	own := func(g *graph.Graph, svc, act string) bool {
+		return g.Source(graph.NodePath("services", svc, "operations", act, field)).IsValid()
+	}
+	return !own(c.old, osvc, oact) && !own(c.new, svc, act) && c.new.Source(graph.NodePath("services", svc, field)).IsValid()
+}
+
+// serviceEdit marks a finding one edit of a service caused in each of its
+// operations (a scope they inherit, the prefix of their routes): such
+// findings are one finding (see groupServiceEdits).
+type serviceEdit struct {
+	service, field, from, to string
+	routes                   []string // "METHOD old → METHOD new", for a prefix
+}
+
+// groupServiceEdits merges the findings of one service edit into one: the
+// first operation's (by location), naming every operation and surface.
+func (c *comparer) groupServiceEdits() {
+	var out []Finding
+	groups := map[string][]Finding{}
+	for _, f := range c.findings {
+		e := f.serviceEdit
+		if e == nil {
+			out = append(out, f)
+			continue
+		}
+		key := f.Rule + "\x00" + e.service + "\x00" + e.field + "\x00" + e.from + "\x00" + e.to
+		if groups[key] == nil {
+			out = append(out, Finding{serviceEdit: &serviceEdit{service: key}}) // placeholder
+		}
+		groups[key] = append(groups[key], f)
+	}
+	for i := range out {
+		e := out[i].serviceEdit
+		if e == nil || out[i].Rule != "" {
+			continue
+		}
+		members := groups[e.service]
+		slices.SortStableFunc(members, func(a, b Finding) int { return graph.CompareUTF16(a.Location, b.Location) })
+		f := members[0]
+		if len(members) > 1 {
+			var routes []string
+			for _, m := range members {
+				routes = append(routes, m.serviceEdit.routes...)
+				if m.Surface != f.Surface && !slices.Contains(f.AlsoAffects, m.Surface) {
+					f.AlsoAffects = append(f.AlsoAffects, m.Surface)
+				}
+				for _, s := range m.AlsoAffects {
+					if s != f.Surface && !slices.Contains(f.AlsoAffects, s) {
+						f.AlsoAffects = append(f.AlsoAffects, s)
+					}
+				}
+				for _, s := range m.Operations {
+					if !slices.Contains(f.Operations, s) {
+						f.Operations = append(f.Operations, s)
+					}
+				}
+			}
+			graph.SortUTF16(f.Operations)
+			graph.SortUTF16(routes)
+			slices.SortStableFunc(f.AlsoAffects, compareSurfaces)
+			me := f.serviceEdit
+			switch me.field {
+			case "scope":
+				if me.to == "public" {
+					f.Message = fmt.Sprintf("scope of service %s changed from %q to %q for its operations %s, which inherit it: access widened, review who can now call them",
+						me.service, me.from, me.to, strings.Join(f.Operations, ", "))
+				} else {
+					f.Message = fmt.Sprintf("scope of service %s changed from %q to %q for its operations %s, which inherit it: callers authorised for %q may be refused",
+						me.service, me.from, me.to, strings.Join(f.Operations, ", "), me.from)
+				}
+			case "prefix":
+				f.Message = fmt.Sprintf("prefix of service %s changed from %s to %s, moving its routes (%s): callers of the old URLs get 404",
+					me.service, me.from, me.to, strings.Join(routes, ", "))
+			}
+		}
+		out[i] = f
+	}
+	c.findings = out
+}
+
+// groupToolRows merges the tool rows one edit added, removed or renamed:
+// the same subject, rule and source line on several surfaces (an explicit
+// tool.name on the Agent and every MCP surface, an expose list losing MCP)
+// is one finding naming every row.
+func (c *comparer) groupToolRows() {
+	var out []Finding
+	index := map[string]int{}
+	for _, f := range c.findings {
+		switch f.Rule {
+		case "tool-added", "tool-removed", "tool-renamed":
+		default:
+			out = append(out, f)
+			continue
+		}
+		key := f.Rule + "\x00" + f.Location + "\x00" + f.Pos.String()
+		i, ok := index[key]
+		if !ok {
+			index[key] = len(out)
+			out = append(out, f)
+			continue
+		}
+		g := &out[i]
+		if !slices.Contains(g.AlsoAffects, f.Surface) && f.Surface != g.Surface {
+			g.AlsoAffects = append(g.AlsoAffects, f.Surface)
+		}
+		slices.SortStableFunc(g.AlsoAffects, compareSurfaces)
+		if g.Message != f.Message {
+			g.Message = strings.Replace(g.Message, "no longer on this surface", "no longer on these surfaces", 1)
+			g.Message = strings.Replace(g.Message, "command ", "tool (and command) ", 1)
+		}
+	}
+	c.findings = out
+}
+
+// successStatus is the status a route answers on success (as the HTTP
+// mount and the OpenAPI export have it): 200 with a body or for HEAD, 204
+// without one.
+func successStatus(op *graph.Operation) int {
+	if op.Output == "" && op.Method != http.MethodHead {
+		return 204
+	}
+	return 200
 }
 
 // posFirst is the first of the node paths recorded in the new contract.
@@ -577,11 +791,103 @@ func (c *comparer) scopeChanged(surface, id string, p graph.Pos, from, to string
 		"scope changed from %q to %q: callers authorised for %q may be refused", from, to, from)
 }
 
+// membershipPos is the line that put subject id (an operation or
+// runtime.NAME) on a surface or took it off: its expose (an operation's) or
+// transports (a runtime tool's) when they changed, else the selection of
+// surface s (nil for the HTTP route) when it changed, else the subject
+// itself — in the old contract when the subject was removed.
+func (c *comparer) membershipPos(id string, s *project.Surface) graph.Pos {
+	node, field := "", ""
+	if name, ok := strings.CutPrefix(id, "runtime."); ok {
+		o, n := runtimeTool(c.old, name), runtimeTool(c.new, name)
+		if o == nil || n == nil {
+			return c.removalPos(graph.NodePath("runtimeTools", name), n != nil)
+		}
+		node = graph.NodePath("runtimeTools", name)
+		if !slices.Equal(o.Transports, n.Transports) {
+			field = "transports"
+		}
+	} else {
+		svc, act, _ := strings.Cut(id, ".")
+		oldID := id
+		for from, to := range c.renamedTo {
+			if to == id {
+				oldID = from
+			}
+		}
+		osvc, oact, _ := strings.Cut(oldID, ".")
+		o, n := c.old.Operation(osvc, oact), c.new.Operation(svc, act)
+		if o == nil || n == nil {
+			return c.removalPos(graph.NodePath("services", svc, "operations", act), n != nil)
+		}
+		node = opNode(n)
+		if !slices.Equal(o.Expose, n.Expose) {
+			field = "expose"
+		}
+	}
+	if field != "" {
+		if f := node + "." + field; !c.new.Source(f).IsValid() && c.old.Source(f).IsValid() {
+			return c.neighbourPos(f) // the field was deleted: back to the default
+		}
+		return c.posFirst(node+"."+field, node)
+	}
+	if s != nil {
+		os, on := selectionOf(c.old, s)
+		ns, nn := selectionOf(c.new, s)
+		switch {
+		case nn == "" && on != "":
+			return c.removalPos(on, false)
+		case nn != "" && !slices.Equal(os.Include, ns.Include):
+			return c.posFirst(nn+".include", nn)
+		case nn != "" && !slices.Equal(os.Exclude, ns.Exclude):
+			return c.posFirst(nn+".exclude", nn)
+		}
+	}
+	return c.posFirst(node)
+}
+
+func runtimeTool(g *graph.Graph, name string) *graph.RuntimeTool {
+	for i := range g.RuntimeTools {
+		if g.RuntimeTools[i].Name == name {
+			return &g.RuntimeTools[i]
+		}
+	}
+	return nil
+}
+
+// selectionOf returns the selection of the tool surface s in g and its
+// source node; a zero selection and "" when g does not configure one.
+func selectionOf(g *graph.Graph, s *project.Surface) (graph.Selection, string) {
+	var sel *graph.Selection
+	var node string
+	switch {
+	case s.Transport == graph.MCP && g.Surfaces.MCP != nil && s.Name != "":
+		for i := range g.Surfaces.MCP.Named {
+			if g.Surfaces.MCP.Named[i].Name == s.Name {
+				sel, node = &g.Surfaces.MCP.Named[i].Selection, graph.NodePath("surfaces", "mcp", "named", s.Name)
+			}
+		}
+	case s.Transport == graph.MCP && g.Surfaces.MCP != nil:
+		sel, node = g.Surfaces.MCP.Default, graph.NodePath("surfaces", "mcp", "default")
+	case s.Transport == graph.AGENT:
+		sel, node = g.Surfaces.Agent, graph.NodePath("surfaces", "agent")
+	case s.Transport == graph.CLI:
+		sel, node = g.Surfaces.CLI, graph.NodePath("surfaces", "cli")
+	}
+	if sel == nil {
+		return graph.Selection{}, ""
+	}
+	return *sel, node
+}
+
 func (c *comparer) removalPos(node string, stillExists bool) graph.Pos {
 	if stillExists {
 		if p := pos(c.new, node, ""); p.IsValid() {
 			return p
 		}
+	}
+	if c.old.Source(node).IsValid() && !c.new.Source(node).IsValid() {
+		return c.neighbourPos(node)
 	}
 	return pos(c.old, node, "")
 }
@@ -747,11 +1053,11 @@ func (c *comparer) surfaceRows(o, n *project.Surface) error {
 			if c.subjectExists(c.new, id) {
 				why = "no longer on this surface"
 			}
-			c.emit("tool-removed", Breaking, toolSurface(o, ot), sk, id, c.removalPos(toolNode(ot), c.subjectExists(c.new, id)),
+			c.emit("tool-removed", Breaking, toolSurface(o, ot), sk, id, c.membershipPos(id, o),
 				"%s %s %s: clients calling it break", what, ot.Name, why).on(subject, nil)
 			continue
 		case ot == nil:
-			c.emit("tool-added", Info, toolSurface(n, nt), sk, id, pos(c.new, toolNode(nt), ""), "%s %s added", what, nt.Name).on(subject, nil)
+			c.emit("tool-added", Info, toolSurface(n, nt), sk, id, c.membershipPos(id, n), "%s %s added", what, nt.Name).on(subject, nil)
 			continue
 		}
 		if ot.Name != nt.Name {
@@ -853,7 +1159,7 @@ func (c *comparer) runtimeTools() error {
 				o.Identity.Service, o.Identity.Action, o.Identity.Method, n.Identity.Service, n.Identity.Action, n.Identity.Method).on(subject, visible)
 		}
 		if o.Desc != n.Desc {
-			c.emit("runtime-tool-description-changed", Info, surface, "", id, c.posField(node, "desc"), "description changed from %q to %q", o.Desc, n.Desc).on(subject, visible)
+			c.emit("runtime-tool-description-changed", Info, surface, "", id, c.posField(node, "desc"), "%s", descChange(o.Desc, n.Desc)).on(subject, visible)
 		}
 		if !jsonRawEqual(rawOf(o.Annotations), rawOf(n.Annotations)) {
 			c.emit("tool-annotations-changed", Info, surface, "", id, c.posField(node, "annotations"), "tool annotations changed (hints only)").on(subject, visible)
@@ -893,7 +1199,7 @@ func (c *comparer) cliCommands() error {
 		subject := []string{id}
 		switch {
 		case n == nil:
-			c.emit("cli-command-removed", Breaking, surface, "CLI", id, pos(c.old, node, ""), "CLI-only command %s removed: scripts calling it break", name).on(subject, nil)
+			c.emit("cli-command-removed", Breaking, surface, "CLI", id, c.removalPos(node, false), "CLI-only command %s removed: scripts calling it break", name).on(subject, nil)
 			continue
 		case o == nil:
 			c.emit("cli-command-added", Info, surface, "CLI", id, pos(c.new, node, ""), "CLI-only command %s added", name).on(subject, nil)
@@ -927,7 +1233,7 @@ func (c *comparer) realtime() error {
 		node := graph.NodePath("realtime", name)
 		switch {
 		case n == nil:
-			c.emit("realtime-contract-removed", Breaking, "REALTIME "+name, "", name, pos(c.old, node, ""),
+			c.emit("realtime-contract-removed", Breaking, "REALTIME "+name, "", name, c.removalPos(node, false),
 				"realtime contract %s removed: connected clients lose all its events", name)
 			continue
 		case o == nil:
@@ -966,7 +1272,7 @@ func (c *comparer) events(contract, dir string, oldEv, newEv []graph.Event, args
 		subject := []string{id}
 		switch {
 		case n == nil:
-			c.emit("realtime-event-removed", Breaking, surface, "", id, pos(c.old, node, ""), "event removed: %s", map[bool]string{
+			c.emit("realtime-event-removed", Breaking, surface, "", id, c.removalPos(node, false), "event removed: %s", map[bool]string{
 				true:  "clients listening for it never receive it again",
 				false: "clients emitting it are rejected",
 			}[dir == graph.ServerToClient]).on(subject, nil)
@@ -976,7 +1282,7 @@ func (c *comparer) events(contract, dir string, oldEv, newEv []graph.Event, args
 			continue
 		}
 		if o.Desc != n.Desc {
-			c.emit("realtime-event-description-changed", Info, surface, "", id, c.posField(node, "desc"), "description changed from %q to %q", o.Desc, n.Desc).on(subject, nil)
+			c.emit("realtime-event-description-changed", Info, surface, "", id, c.posField(node, "desc"), "%s", descChange(o.Desc, n.Desc)).on(subject, nil)
 		}
 		switch {
 		case o.Ack == "" && n.Ack != "":
@@ -1039,6 +1345,17 @@ func jsonRawEqual(a, b json.RawMessage) bool {
 	ca, err1 := graph.Canonical(a)
 	cb, err2 := graph.Canonical(b)
 	return err1 == nil && err2 == nil && string(ca) == string(cb)
+}
+
+// descChange says how a description changed: added, removed or reworded.
+func descChange(from, to string) string {
+	switch {
+	case from == "":
+		return fmt.Sprintf("description added: %q", to)
+	case to == "":
+		return fmt.Sprintf("description removed (it was %q)", from)
+	}
+	return fmt.Sprintf("description changed from %q to %q", from, to)
 }
 
 // diffStrings returns the elements of a missing from b, sorted.

@@ -61,5 +61,5 @@ func ExampleCompare() {
 	// ::error file=notes.cue,line=12,col=26,title=request-required-property-added::HTTP POST /notes: lang: added as a required field; requests without it are now rejected (also affects AGENT tool create_note, MCP tool create_note) [notes.create#/input/properties/lang; fingerprint 533edd6b1c6d3d4a]
 	// ::warning file=notes.cue,line=7,col=2,title=version-major-bump-missing::contract: 1 breaking change but the version goes from 1.0.0 to 1.1.0: SemVer requires a new major version (2.0.0) for backwards incompatible changes [contract#/version; fingerprint ca9091916e86ce54]
 	// ::notice file=notes.cue,line=7,col=2,title=contract-version-changed::contract: version changed from "1.0.0" to "1.1.0" [contract; fingerprint 5f4c5cbcbb0f6dec]
-	// stitch diff: notes 1.0.0 → notes 1.1.0: 1 breaking change (1 warnings, 1 info, 0 suppressed)
+	// stitch diff: notes 1.0.0 → notes 1.1.0: 1 breaking change (1 warning, 1 info, 0 suppressed)
 }

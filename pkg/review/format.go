@@ -63,10 +63,11 @@ func (r *Report) title() string {
 
 func (r *Report) verdict() string {
 	s := r.Summary
+	rest := fmt.Sprintf("(%d %s, %d info, %d suppressed)", s.Warning, plural(s.Warning, "warning", "warnings"), s.Info, s.Suppressed)
 	if s.Breaking == 0 {
-		return fmt.Sprintf("no breaking changes (%d warnings, %d info, %d suppressed)", s.Warning, s.Info, s.Suppressed)
+		return "no breaking changes " + rest
 	}
-	return fmt.Sprintf("%d breaking %s (%d warnings, %d info, %d suppressed)", s.Breaking, plural(s.Breaking, "change", "changes"), s.Warning, s.Info, s.Suppressed)
+	return fmt.Sprintf("%d breaking %s %s", s.Breaking, plural(s.Breaking, "change", "changes"), rest)
 }
 
 func plural(n int, one, many string) string {

@@ -53,18 +53,25 @@ type paymentsWant struct {
 	versionsCounting bool
 }
 
-func loadPayments(t *testing.T) []*paymentsCase {
+// singleChangeCorpora are the corpora of single-change pairs, each one
+// contract (base.cue) in a domain of its own, written by different hands:
+// payments, and billing (charges, refunds, customers, webhooks).
+var singleChangeCorpora = []string{"payments", "billing"}
+
+// loadPayments loads the cases of the single-change corpus dir
+// (testdata/DIR).
+func loadPayments(t *testing.T, dir string) []*paymentsCase {
 	t.Helper()
-	base, err := os.ReadFile(filepath.Join("testdata", "payments", "base.cue"))
+	base, err := os.ReadFile(filepath.Join("testdata", dir, "base.cue"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	paths, err := filepath.Glob(filepath.Join("testdata", "payments", "*.txtar"))
+	paths, err := filepath.Glob(filepath.Join("testdata", dir, "*.txtar"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(paths) < 80 {
-		t.Fatalf("payments corpus has %d cases; want at least 80", len(paths))
+		t.Fatalf("%s corpus has %d cases; want at least 80", dir, len(paths))
 	}
 	var out []*paymentsCase
 	for _, p := range paths {
@@ -156,12 +163,23 @@ func compiled(src []byte) (*graph.Graph, error) {
 	if g, ok := compiledCache[string(src)]; ok {
 		return g, nil
 	}
-	g, err := compile.CompileFiles(context.Background(), map[string][]byte{"payments.cue": src})
+	g, err := compile.CompileFiles(context.Background(), map[string][]byte{corpusFile(src): src})
 	if err != nil {
 		return nil, err
 	}
 	compiledCache[string(src)] = g
 	return g, nil
+}
+
+// corpusFile names a corpus contract's file after its package, so
+// positions read payments.cue:12 or billing.cue:12.
+func corpusFile(src []byte) string {
+	for _, line := range strings.Split(string(src), "\n") {
+		if name, ok := strings.CutPrefix(line, "package "); ok {
+			return strings.TrimSpace(name) + ".cue"
+		}
+	}
+	return "contract.cue"
 }
 
 var (
@@ -183,7 +201,13 @@ func hasDefaults(g *graph.Graph) bool {
 // (go test ./pkg/review -run TestPaymentsCorpus -update rewrites only the
 // reports).
 func TestPaymentsCorpus(t *testing.T) {
-	for _, c := range loadPayments(t) {
+	for _, dir := range singleChangeCorpora {
+		t.Run(dir, func(t *testing.T) { testSingleChangeCorpus(t, dir) })
+	}
+}
+
+func testSingleChangeCorpus(t *testing.T, dir string) {
+	for _, c := range loadPayments(t, dir) {
 		t.Run(c.name, func(t *testing.T) {
 			old, err := compiled(c.old)
 			if err != nil {

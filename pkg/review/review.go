@@ -108,8 +108,9 @@ type Finding struct {
 	// #input to #query reaches the HTTP route, not the tools, whose
 	// advertised input is unchanged); a finding about an operation as a
 	// whole (scope, description, errors) lists every surface it is visible
-	// on. Empty for findings about one surface (a route or tool row added,
-	// removed or renamed). It is not part of the fingerprint.
+	// on; the tool rows one edit added, removed or renamed are one finding
+	// naming each row. Empty for findings about one surface (a route, one
+	// surface's selection). It is not part of the fingerprint.
 	AlsoAffects []string `json:"alsoAffects,omitempty"`
 	// Operations are the subjects the change reaches, sorted: operations
 	// (service.action), runtime tools (runtime.NAME), CLI-only commands
@@ -125,9 +126,11 @@ type Finding struct {
 	Location string `json:"location"`
 	// Message explains the change to a human.
 	Message string `json:"message"`
-	// Pos is the source position in the new contract (in the old one for
-	// removals) — for a change inside a definition, the definition's field
-	// that changed; the zero Pos when that side was read from graph.json.
+	// Pos is the source position in the new contract — for a change inside
+	// a definition, the definition's field that changed; for something
+	// removed, the line now standing where it stood (a line the diff
+	// shows). It is the zero Pos when the new side was read from
+	// graph.json (then a removal keeps its position in the old contract).
 	Pos graph.Pos `json:"-"`
 	// Suppressed reports that a suppression accepted this finding; it then
 	// does not count as breaking.
@@ -136,6 +139,10 @@ type Finding struct {
 	SuppressionReason string `json:"suppressionReason,omitempty"`
 
 	surfaceKey string // part of the fingerprint: transport and surface name for tool rows
+
+	// serviceEdit marks a finding of one service edit (see
+	// groupServiceEdits).
+	serviceEdit *serviceEdit
 
 	// schema findings are grouped: the same change seen on several
 	// surfaces (or, in a definition, by several subjects) is one finding.
@@ -289,6 +296,8 @@ func Compare(old, new *graph.Graph, opts *Options) (*Report, error) {
 		}
 	}
 	c.group()
+	c.groupServiceEdits()
+	c.groupToolRows()
 	c.versions()
 	for i := range c.findings {
 		f := &c.findings[i]

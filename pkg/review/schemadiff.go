@@ -101,7 +101,14 @@ type diffOptions struct {
 	// rootDef is the definition both roots are (a contract schema that is
 	// a definition, e.g. #output: #Task, is its body inlined).
 	rootDef string
-	vals    *valueChecker
+	// toolRows reports that the operation also has tool rows (for
+	// messages both views share).
+	toolRows bool
+	vals     *valueChecker
+	// defs index both sides' named definitions by body, to recognise a
+	// definition the translator inlined into a union or conjunction
+	// (#RefundReason | null, #PaymentID & =~"…"); nil: not recognised.
+	defs *defBodies
 }
 
 // schemaDiff compares two JSON Schema documents in one direction. $refs are
@@ -114,8 +121,9 @@ type schemaDiff struct {
 	oldRoot, newRoot any
 	active           map[string]bool // ref pairs on the current walk (cycle guard)
 	out              []schemaFinding
-	visits           int  // node pairs compared (bounded by maxCompareNodes)
-	truncated        bool // the bound was hit
+	inlinedAt        string // the pointer of the inlined definition being compared (see inlinedChange)
+	visits           int    // node pairs compared (bounded by maxCompareNodes)
+	truncated        bool   // the bound was hit
 }
 
 func newSchemaDiff(dir Direction, oldRoot, newRoot any, opts diffOptions) *schemaDiff {
@@ -226,11 +234,24 @@ func (d *schemaDiff) compare(ptr string, ctx defCtx, oldS, newS any) {
 		return
 	case newS == nil:
 		if d.dir == Request {
-			d.add("schema-removed", Warning, ptr, ctx, "schema removed; values callers send are no longer validated or used")
+			var names []string
+			if m := resolve(d.oldRoot, oldS).m; m != nil && ptr == "" {
+				props, _ := m["properties"].(map[string]any)
+				for k := range props {
+					names = append(names, k)
+				}
+			}
+			d.add("schema-removed", Breaking, ptr, ctx, "%s", schemaRemoved(d.opts.unit, names, d.opts.toolRows))
 		} else {
-			d.add("schema-removed", Breaking, ptr, ctx, "schema removed; callers reading the value break")
+			d.add("schema-removed", Breaking, ptr, ctx, "no longer declared; callers reading the value break")
 		}
 		return
+	}
+	if d.inlinedAt != ptr {
+		if name, om, nm := d.inlinedDef(oldS, newS); name != "" {
+			d.inlinedChange(ptr, defCtx{name: name, base: ptr}, oldS, newS, om, nm)
+			return
+		}
 	}
 	or, nr := resolve(d.oldRoot, oldS), resolve(d.newRoot, newS)
 	if or.chain != "" || nr.chain != "" {
@@ -269,7 +290,9 @@ func (d *schemaDiff) compare(ptr string, ctx defCtx, oldS, newS any) {
 	// A definition's doc comment travels with references to it, not with
 	// its body inlined: when only one side goes through the definition, a
 	// description present on one side only is that artefact, not an edit.
-	inlinedDocs := (or.def == "") != (nr.def == "")
+	// A description written next to a $ref (a doc comment on the field
+	// using the definition) is the use site's own, never that artefact.
+	inlinedDocs := (or.def == "") != (nr.def == "") && !refDocs(oldS) && !refDocs(newS)
 	d.annotations(ptr, ctx, o, n, inlinedDocs)
 	if d.values(ptr, ctx, oldS, newS, o, n) {
 		return
@@ -317,6 +340,104 @@ func (d *schemaDiff) compare(ptr string, ctx defCtx, oldS, newS any) {
 	d.allOf(ptr, ctx, o, n)
 	d.exclusions(ptr, ctx, oldS, newS, o, n)
 	d.fallback(ptr, ctx, o, n)
+}
+
+// inlinedDef returns the definition a union or conjunction changed in, when
+// the translator inlined it there: old and new combine the same members
+// (anyOf, oneOf or allOf) but one, and that one is, on each side, the body
+// of the same named definition (#RefundReason | null with a value added to
+// #RefundReason). "" otherwise.
+func (d *schemaDiff) inlinedDef(oldS, newS any) (name string, oldBody, newBody any) {
+	if d.opts.defs == nil {
+		return "", nil, nil
+	}
+	om, ok1 := oldS.(map[string]any)
+	nm, ok2 := newS.(map[string]any)
+	if !ok1 || !ok2 {
+		return "", nil, nil
+	}
+	for _, k := range []string{"anyOf", "oneOf", "allOf"} {
+		ob, oIs := om[k].([]any)
+		nb, nIs := nm[k].([]any)
+		if !oIs || !nIs || len(ob) != len(nb) {
+			continue
+		}
+		gone, came := valuesMinus(ob, nb), valuesMinus(nb, ob)
+		if len(gone) != 1 || len(came) != 1 {
+			return "", nil, nil
+		}
+		on, nn := d.opts.defs.old[bodyKey(d.oldRoot, gone[0])], d.opts.defs.new[bodyKey(d.newRoot, came[0])]
+		var common []string
+		for _, name := range on {
+			if slices.Contains(nn, name) {
+				common = append(common, name)
+			}
+		}
+		if len(common) == 1 {
+			return common[0], gone[0], came[0]
+		}
+		return "", nil, nil
+	}
+	return "", nil, nil
+}
+
+// inlinedChange reports a change made in a definition the translator
+// inlined into the union or conjunction at ptr. The node as a whole decides
+// whether anything changed for callers (a sibling pattern stricter than the
+// definition's hides its widening); when it did, and the definition's own
+// change has the same effect, that change is reported — in the words every
+// other place using the definition gets, so the findings group into one.
+func (d *schemaDiff) inlinedChange(ptr string, ctx defCtx, oldS, newS, oldBody, newBody any) {
+	prev := d.inlinedAt
+	d.inlinedAt = ptr
+	defer func() { d.inlinedAt = prev }()
+	start := len(d.out)
+	d.compare(ptr, ctx, oldS, newS)
+	whole := slices.Clone(d.out[start:])
+	if len(whole) == 0 {
+		return
+	}
+	d.out = d.out[:start]
+	d.compare(ptr, ctx, oldBody, newBody)
+	own := d.out[start:]
+	rules := func(fs []schemaFinding) []string {
+		out := make([]string, len(fs))
+		for i, f := range fs {
+			out[i] = f.rule
+		}
+		slices.Sort(out)
+		return out
+	}
+	if !slices.Equal(rules(whole), rules(own)) {
+		d.out = append(d.out[:start], whole...)
+	}
+}
+
+// bodyKey is a subschema's expanded body without its documentation,
+// comparable with defIndex keys.
+func bodyKey(root, s any) string {
+	e, err := expand(root, s, 0)
+	if err != nil {
+		return ""
+	}
+	b, err := graph.Canonical(withoutDocs(e))
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// refDocs reports whether s is a $ref with a title or description of its
+// own next to it.
+func refDocs(s any) bool {
+	m, ok := s.(map[string]any)
+	if !ok {
+		return false
+	}
+	_, ref := m["$ref"]
+	_, title := m["title"]
+	_, desc := m["description"]
+	return ref && (title || desc)
 }
 
 // excluded returns what a "not" refuses when it is a set of values (CUE's
@@ -431,21 +552,54 @@ func (d *schemaDiff) exclusions(ptr string, ctx defCtx, oRaw, nRaw any, o, n map
 	}
 }
 
+// schemaRemoved says what callers notice when an operation loses its
+// #query or #input (names: its properties): the HTTP mount refuses a query
+// the operation does not declare, and the tool transports arguments they
+// cannot place; a body is no longer read, so what HTTP callers send in it
+// silently stops having an effect. tools reports that the operation has
+// tool rows too, so the message is the same in both views.
+func schemaRemoved(unit string, names []string, tools bool) string {
+	graph.SortUTF16(names)
+	what := "its values"
+	if len(names) > 0 {
+		what = strings.Join(names, ", ")
+	}
+	switch {
+	case unit == "input" && tools:
+		return fmt.Sprintf("no longer declared: %s sent in an HTTP body are ignored (they no longer have any effect), and tool calls that still pass them are rejected", what)
+	case unit == "input":
+		return fmt.Sprintf("no longer declared: %s sent in the body are ignored, so they no longer have any effect", what)
+	}
+	return fmt.Sprintf("no longer declared; requests that still pass %s are rejected", what)
+}
+
 // schemaAdded classifies a schema slot that appears (an operation gains
 // #input, #query or #output). A new request schema breaks callers only when
 // it requires something; a new response schema is information callers did
 // not have before.
 func (d *schemaDiff) schemaAdded(ptr string, ctx defCtx, newS any) {
 	if d.dir == Response {
-		d.add("schema-added", Info, ptr, ctx, "schema added")
+		d.add("schema-added", Info, ptr, ctx, "now declared")
 		return
 	}
 	n := resolve(d.newRoot, newS).m
 	if req := stringSet(n["required"]); len(req) > 0 {
-		d.add("schema-added", Breaking, ptr, ctx, "schema added with required properties %s; requests without them are now rejected", strings.Join(req, ", "))
+		graph.SortUTF16(req)
+		d.add("schema-added", Breaking, ptr, ctx, "now declared, requiring %s; requests without %s are now rejected",
+			strings.Join(req, ", "), map[bool]string{true: "it", false: "them"}[len(req) == 1])
 		return
 	}
-	d.add("schema-added", Info, ptr, ctx, "schema added; nothing in it is required")
+	props, _ := n["properties"].(map[string]any)
+	names := make([]string, 0, len(props))
+	for k := range props {
+		names = append(names, k)
+	}
+	graph.SortUTF16(names)
+	if len(names) > 0 {
+		d.add("schema-added", Info, ptr, ctx, "now declared (%s, all optional)", strings.Join(names, ", "))
+		return
+	}
+	d.add("schema-added", Info, ptr, ctx, "now declared; nothing in it is required")
 }
 
 func (d *schemaDiff) annotations(ptr string, ctx defCtx, o, n map[string]any, inlinedDocs bool) {
@@ -617,16 +771,67 @@ func (d *schemaDiff) types(ptr string, ctx defCtx, o, n map[string]any) {
 			d.addEffect("type", narrowed, p, ctx, "is now always a whole number")
 		}
 	case sub && req:
-		d.addEffect("type", narrowed, p, ctx, "now accepts only %s (it also accepted %s)", typeString(nt), typeString(removed))
+		d.addEffect("type", narrowed, p, ctx, "now accepts only %s (it also accepted %s)", typeWords(nt, true), typeWords(removed, true))
 	case sub:
-		d.addEffect("type", narrowed, p, ctx, "is now always %s (it could also be %s)", typeString(nt), typeString(removed))
+		d.addEffect("type", narrowed, p, ctx, "is now always %s (it could also be %s)", typeWords(nt, false), typeWords(removed, false))
 	case super && req:
-		d.addEffect("type", widened, p, ctx, "now also accepts %s", typeString(added))
+		d.addEffect("type", widened, p, ctx, "now also accepts %s", typeWords(added, true))
 	case super:
-		d.addEffect("type", widened, p, ctx, "may now also be %s", typeString(added))
+		d.addEffect("type", widened, p, ctx, "may now also be %s", typeWords(added, false))
 	default:
-		d.addEffect("type", changed, p, ctx, "is now %s (it was %s)", typeString(nt), typeString(ot))
+		d.addEffect("type", changed, p, ctx, "is now %s (it was %s)", typeWords(nt, false), typeWords(ot, false))
 	}
+}
+
+// typeWords names JSON types for a message: "a string or an integer"
+// (plural: "strings or whole numbers").
+func typeWords(ts []string, plural bool) string {
+	switch {
+	case len(ts) == 0:
+		return "nothing"
+	case len(ts) == len(allTypes):
+		return "any value"
+	}
+	one := map[string]string{"array": "a list", "boolean": "a boolean", "integer": "a whole number", "null": "null",
+		"number": "a number", "object": "an object", "string": "a string"}
+	many := map[string]string{"array": "lists", "boolean": "booleans", "integer": "whole numbers", "null": "null",
+		"number": "numbers", "object": "objects", "string": "strings"}
+	words := make([]string, len(ts))
+	for i, t := range ts {
+		words[i] = one[t]
+		if plural {
+			words[i] = many[t]
+		}
+		if words[i] == "" {
+			words[i] = t
+		}
+	}
+	if len(words) == 1 {
+		return words[0]
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}
+
+// num renders a bound or a count as written in a contract: 99999999, not
+// 9.9999999e+07.
+func num(v float64) string {
+	if math.Abs(v) < 1e21 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// counted renders "1 item", "3 items", "1 property", "2 characters".
+func counted(v float64, unit string) string {
+	if v == 1 {
+		switch {
+		case strings.HasSuffix(unit, "ies"):
+			unit = strings.TrimSuffix(unit, "ies") + "y"
+		case strings.HasSuffix(unit, "s"):
+			unit = strings.TrimSuffix(unit, "s")
+		}
+	}
+	return num(v) + " " + unit
 }
 
 func typeString(ts []string) string {
@@ -727,7 +932,7 @@ func boundString(v float64, exclusive, lower bool) string {
 	case !lower:
 		op = "<="
 	}
-	return op + " " + strconv.FormatFloat(v, 'g', -1, 64)
+	return op + " " + num(v)
 }
 
 func (d *schemaDiff) multipleOf(ptr string, ctx defCtx, o, n map[string]any) {
@@ -737,16 +942,16 @@ func (d *schemaDiff) multipleOf(ptr string, ctx defCtx, o, n map[string]any) {
 	switch {
 	case !oOK && !nOK:
 	case !oOK:
-		d.addEffect("multiple-of", narrowed, p, ctx, "must now be a multiple of %g", nv)
+		d.addEffect("multiple-of", narrowed, p, ctx, "must now be a multiple of %s", num(nv))
 	case !nOK:
-		d.addEffect("multiple-of", widened, p, ctx, "no longer has to be a multiple of %g", ov)
+		d.addEffect("multiple-of", widened, p, ctx, "no longer has to be a multiple of %s", num(ov))
 	case ov == nv:
 	case isMultiple(nv, ov):
-		d.addEffect("multiple-of", narrowed, p, ctx, "must now be a multiple of %g (it was %g)", nv, ov)
+		d.addEffect("multiple-of", narrowed, p, ctx, "must now be a multiple of %s (it was %s)", num(nv), num(ov))
 	case isMultiple(ov, nv):
-		d.addEffect("multiple-of", widened, p, ctx, "must now be a multiple of %g (it was %g)", nv, ov)
+		d.addEffect("multiple-of", widened, p, ctx, "must now be a multiple of %s (it was %s)", num(nv), num(ov))
 	default:
-		d.addEffect("multiple-of", changed, p, ctx, "must now be a multiple of %g (it was %g)", nv, ov)
+		d.addEffect("multiple-of", changed, p, ctx, "must now be a multiple of %s (it was %s)", num(nv), num(ov))
 	}
 }
 
@@ -774,24 +979,24 @@ func (d *schemaDiff) count(ptr string, ctx defCtx, o, n map[string]any, key, kin
 		switch {
 		case ov == nv:
 		case nv == 0:
-			d.addEffect(kind, widened, p, ctx, "no minimum number of %s any more (it was %g)", unit, ov)
+			d.addEffect(kind, widened, p, ctx, "no minimum number of %s any more (it was %s)", unit, num(ov))
 		case nv > ov:
-			d.addEffect(kind, narrowed, p, ctx, "now at least %g %s (it was %g)", nv, unit, ov)
+			d.addEffect(kind, narrowed, p, ctx, "now at least %s (it was %s)", counted(nv, unit), num(ov))
 		default:
-			d.addEffect(kind, widened, p, ctx, "now at least %g %s (it was %g)", nv, unit, ov)
+			d.addEffect(kind, widened, p, ctx, "now at least %s (it was %s)", counted(nv, unit), num(ov))
 		}
 		return
 	}
 	switch {
 	case !oOK && !nOK:
 	case !oOK:
-		d.addEffect(kind, narrowed, p, ctx, "now at most %g %s (no limit before)", nv, unit)
+		d.addEffect(kind, narrowed, p, ctx, "now at most %s (no limit before)", counted(nv, unit))
 	case !nOK:
-		d.addEffect(kind, widened, p, ctx, "no longer limited to %g %s", ov, unit)
+		d.addEffect(kind, widened, p, ctx, "no longer limited to %s", counted(ov, unit))
 	case nv < ov:
-		d.addEffect(kind, narrowed, p, ctx, "now at most %g %s (it was %g)", nv, unit, ov)
+		d.addEffect(kind, narrowed, p, ctx, "now at most %s (it was %s)", counted(nv, unit), num(ov))
 	case nv > ov:
-		d.addEffect(kind, widened, p, ctx, "now at most %g %s (it was %g)", nv, unit, ov)
+		d.addEffect(kind, widened, p, ctx, "now at most %s (it was %s)", counted(nv, unit), num(ov))
 	}
 }
 
@@ -806,6 +1011,12 @@ func (d *schemaDiff) patterns(ptr string, ctx defCtx, o, n map[string]any) {
 	}
 	p := ptr + "/pattern"
 	added, removed := stringsMinus(np, op), stringsMinus(op, np)
+	// A pattern both sides keep (a definition's, next to the sibling that
+	// changed) is named apart: it is not what changed.
+	replaced := fmt.Sprintf("pattern changed from %s to %s", quoteAll(op), quoteAll(np))
+	if kept := stringsMinus(op, removed); len(kept) > 0 {
+		replaced = fmt.Sprintf("pattern %s became %s (%s still applies)", quoteAll(removed), quoteAll(added), quoteAll(kept))
+	}
 	// Patterns are regular languages: decide inclusion where we can.
 	sub, k1 := patternsSubset(np, op)
 	super, k2 := patternsSubset(op, np)
@@ -818,13 +1029,13 @@ func (d *schemaDiff) patterns(ptr string, ctx defCtx, o, n map[string]any) {
 		case sub && len(removed) == 0:
 			d.addEffect("pattern", narrowed, p, ctx, "must now also match %s", quoteAll(added))
 		case sub:
-			d.addEffect("pattern", narrowed, p, ctx, "pattern changed from %s to %s, which admits fewer values", quoteAll(op), quoteAll(np))
+			d.addEffect("pattern", narrowed, p, ctx, "%s, which admits fewer values", replaced)
 		case super && len(added) == 0:
 			d.addEffect("pattern", widened, p, ctx, "no longer has to match %s", quoteAll(removed))
 		case super:
-			d.addEffect("pattern", widened, p, ctx, "pattern changed from %s to %s, which admits every value it did and more", quoteAll(op), quoteAll(np))
+			d.addEffect("pattern", widened, p, ctx, "%s, which admits every value it did and more", replaced)
 		default:
-			d.addEffect("pattern", changed, p, ctx, "pattern changed from %s to %s; each admits values the other refuses", quoteAll(op), quoteAll(np))
+			d.addEffect("pattern", changed, p, ctx, "%s; each admits values the other refuses", replaced)
 		}
 		return
 	}
@@ -836,7 +1047,7 @@ func (d *schemaDiff) patterns(ptr string, ctx defCtx, o, n map[string]any) {
 	case len(added) == 0:
 		d.addEffect("pattern", widened, p, ctx, "no longer has to match %s", quoteAll(removed))
 	default:
-		d.addEffect("pattern", changed, p, ctx, "pattern changed from %s to %s", quoteAll(op), quoteAll(np))
+		d.addEffect("pattern", changed, p, ctx, "%s", replaced)
 	}
 }
 
@@ -926,18 +1137,13 @@ func (d *schemaDiff) object(ptr string, ctx defCtx, o, n map[string]any) {
 			d.propertyRemoved(p, ctx, wasReq, nClosed)
 			continue
 		}
-		d.requiredChanged(p, ctx, wasReq, isReq)
 		if os == nil {
 			os = true
 		}
 		if ns == nil {
 			ns = true
 		}
-		if d.opts.queryWire && ptr == "" {
-			d.queryParam(p, ctx, os, ns)
-			continue
-		}
-		d.compare(p, ctx, os, ns)
+		d.property(p, ctx, os, ns, wasReq, isReq, d.opts.queryWire && ptr == "")
 	}
 
 	oa, na := openness(o), openness(n)
@@ -990,12 +1196,61 @@ func (d *schemaDiff) propertyRemoved(p string, ctx defCtx, wasRequired, closedNo
 	}
 }
 
-func (d *schemaDiff) requiredChanged(p string, ctx defCtx, wasReq, isReq bool) {
+// property compares a property both sides declare: its requiredness, then
+// its schema (as an HTTP query parameter when query is set). A default
+// that appears with the property becoming optional, or disappears with it
+// becoming required, is part of that one change: nobody omitted a required
+// value, so its new default surprises no one, and a value that must now be
+// sent has no use for a default.
+func (d *schemaDiff) property(p string, ctx defCtx, os, ns any, wasReq, isReq, query bool) {
+	var oldDefault any
+	hadDefault, hasDefault := false, false
+	if m := resolve(d.oldRoot, os).m; m != nil {
+		oldDefault, hadDefault = m["default"]
+	}
+	if m := resolve(d.newRoot, ns).m; m != nil {
+		_, hasDefault = m["default"]
+	}
+	if !wasReq && isReq && hadDefault && d.dir == Request {
+		d.add("property-became-required", Breaking, p, ctx, "now required (it defaulted to %s); requests without it are now rejected", short(oldDefault))
+	} else {
+		d.requiredChanged(p, ctx, wasReq, isReq, hasDefault)
+	}
+	start := len(d.out)
+	if query {
+		d.queryParam(p, ctx, os, ns)
+	} else {
+		d.compare(p, ctx, os, ns)
+	}
+	if wasReq == isReq {
+		return
+	}
+	implied := d.dir.String() + "-default-removed"
+	if !isReq {
+		implied = d.dir.String() + "-default-added"
+	}
+	kept := d.out[:start]
+	for _, f := range d.out[start:] {
+		if f.rule != implied || f.pointer != p+"/default" {
+			kept = append(kept, f)
+		}
+	}
+	d.out = kept
+}
+
+func (d *schemaDiff) requiredChanged(p string, ctx defCtx, wasReq, isReq, defaulted bool) {
 	switch {
 	case wasReq && !isReq:
-		if d.dir == Request {
+		switch {
+		case d.dir == Request && defaulted:
+			d.add("property-became-optional", Info, p, ctx, "no longer required (callers that omit it get its default)")
+		case d.dir == Request:
 			d.add("property-became-optional", Info, p, ctx, "no longer required")
-		} else {
+		case defaulted:
+			// Responses are validated, not completed: a handler may
+			// leave a value with a default out.
+			d.add("property-became-optional", Breaking, p, ctx, "no longer always returned: it has a default now, and a response may leave out a value with a default; callers reading it may find it missing")
+		default:
 			d.add("property-became-optional", Breaking, p, ctx, "no longer always returned; callers reading it may find it missing")
 		}
 	case !wasReq && isReq:
@@ -1303,6 +1558,31 @@ func (d *schemaDiff) branches(p string, ctx defCtx, key string, ob, nb []any) {
 	if len(lo) == len(ln) {
 		for k := range lo {
 			oldUsed[lo[k]], newMatch[ln[k]] = true, lo[k]
+		}
+	} else {
+		// 4. An old branch that a new one takes in whole (a lone schema
+		// that became one variant of a union, the others added): compared
+		// together, they break nobody. Pair each with the candidate
+		// differing least.
+		for _, i := range lo {
+			best, bestN := -1, 0
+			for _, j := range ln {
+				if newMatch[j] >= 0 {
+					continue
+				}
+				start := len(d.out)
+				d.compare(p+"/"+strconv.Itoa(j), ctx, ob[i], nb[j])
+				found := d.out[start:]
+				compatible := !slices.ContainsFunc(found, func(f schemaFinding) bool { return f.severity == Breaking })
+				n := len(found)
+				d.out = d.out[:start]
+				if compatible && (best < 0 || n < bestN) {
+					best, bestN = j, n
+				}
+			}
+			if best >= 0 {
+				oldUsed[i], newMatch[best] = true, i
+			}
 		}
 	}
 	req := d.dir == Request

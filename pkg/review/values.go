@@ -1,6 +1,7 @@
 package review
 
 import (
+	"cmp"
 	"encoding/json"
 	"slices"
 	"strconv"
@@ -297,7 +298,31 @@ func valuesMinus(a, b []any) []any {
 	return out
 }
 
+// numericOrder returns vs sorted by value when every one is a number (the
+// canonical schema orders enum values by their JSON text: 10, 100, 50).
+func numericOrder(vs []any) []any {
+	fs := make([]float64, len(vs))
+	for i, v := range vs {
+		f, ok := number(v)
+		if !ok {
+			return vs
+		}
+		fs[i] = f
+	}
+	idx := make([]int, len(vs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(fs[a], fs[b]) })
+	out := make([]any, len(vs))
+	for i, j := range idx {
+		out[i] = vs[j]
+	}
+	return out
+}
+
 func valuesString(vs []any) string {
+	vs = numericOrder(vs)
 	parts := make([]string, len(vs))
 	for i, v := range vs {
 		parts[i] = short(v)
@@ -307,6 +332,7 @@ func valuesString(vs []any) string {
 
 // valuesOr lists values as alternatives: "a", "a or b", "a, b or c".
 func valuesOr(vs []any) string {
+	vs = numericOrder(vs)
 	parts := make([]string, len(vs))
 	for i, v := range vs {
 		parts[i] = short(v)

@@ -119,11 +119,18 @@ func (c *comparer) versions() {
 		}
 	}
 	at := pos(c.new, "version", "")
+	// A pre-release "might not satisfy the intended compatibility
+	// requirements as denoted by its associated normal version" (§9):
+	// 3.0.0-rc.1 → 3.0.0-rc.2 (or → 3.0.0) may break what rc.1 offered.
+	fromPre := len(ov.pre) > 0 && nv.major == ov.major
 	switch cmpv := nv.compare(ov); {
 	case cmpv < 0:
 		c.emit("version-decreased", Warning, "contract", "", "contract#/version", at,
 			"version goes back from %s to %s: SemVer versions only increase", c.old.Version, c.new.Version)
 		return
+	case fromPre:
+		// Nothing to ask of a version that follows a pre-release of
+		// its own major version.
 	case breaking > 0 && ov.major >= 1 && nv.major <= ov.major:
 		want := fmt.Sprintf("%d.0.0", ov.major+1)
 		c.emit("version-major-bump-missing", Warning, "contract", "", "contract#/version", at,

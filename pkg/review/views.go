@@ -29,6 +29,8 @@ type viewUnit struct {
 	old, new graph.Digest
 	// queryWire compares with HTTP query semantics.
 	queryWire bool
+	// toolRows: the operation also has tool rows (see diffOptions).
+	toolRows bool
 	// oldDoc, when set, replaces the old schema bytes (path parameters
 	// renamed positionally, so HTTP callers see the same values).
 	oldDoc json.RawMessage
@@ -42,16 +44,91 @@ func (c *comparer) diffUnits(surfaces []string, subject, nodeBase string, units 
 			oldRaw = u.oldDoc
 		}
 		newRaw := c.new.Schema(u.new)
-		if u.old == u.new && u.oldDoc == nil || bytes.Equal(oldRaw, newRaw) && (oldRaw == nil) == (newRaw == nil) {
+		same := u.old == u.new && u.oldDoc == nil || bytes.Equal(oldRaw, newRaw) && (oldRaw == nil) == (newRaw == nil)
+		docs := c.changedDefDocs()
+		if same && len(docs) == 0 {
 			continue
 		}
-		fs, err := diffSchemas(u.dir, oldRaw, newRaw, diffOptions{unit: u.name, queryWire: u.queryWire, rootDef: c.rootDef(oldRaw, newRaw), vals: c.vals})
-		if err != nil {
-			return fmt.Errorf("%s %s: %w", subject, u.name, err)
+		def := c.rootDef(oldRaw, newRaw, nodeBase+".#"+u.name)
+		defDoc, docChanged := docs[def]
+		if same && !docChanged {
+			continue
+		}
+		var fs []schemaFinding
+		if !same {
+			var err error
+			fs, err = diffSchemas(u.dir, oldRaw, newRaw, diffOptions{unit: u.name, queryWire: u.queryWire, toolRows: u.toolRows, rootDef: def, vals: c.vals, defs: c.defIndexes()})
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", subject, u.name, err)
+			}
+		}
+		if docChanged && !hasDocs(oldRaw) && !hasDocs(newRaw) {
+			// The slot is the definition inlined, without the doc
+			// comment its $defs entry carries: callers reading it
+			// (in OpenAPI, a component) see that documentation change.
+			sd := newSchemaDiff(u.dir, nil, nil, diffOptions{unit: u.name})
+			sd.annotations("", defCtx{name: def}, defDoc[0], defDoc[1], false)
+			fs = append(fs, sd.out...)
 		}
 		c.addSchemaFindings(surfaces, subject, nodeBase, u.name, sharedKey(u.name, u.old, u.new, u.oldDoc), fs)
 	}
 	return nil
+}
+
+// changedDefDocs maps the named definitions whose title or description
+// differs between the sides to those docs (old, new); built on first use.
+func (c *comparer) changedDefDocs() map[string][2]map[string]any {
+	if c.defDocs != nil {
+		return c.defDocs
+	}
+	od, nd := defDocs(c.old), defDocs(c.new)
+	c.defDocs = map[string][2]map[string]any{}
+	for name, o := range od {
+		if n, ok := nd[name]; ok && !jsonEqual(o, n) {
+			c.defDocs[name] = [2]map[string]any{o, n}
+		}
+	}
+	return c.defDocs
+}
+
+// defDocs maps each named definition of g's schemas to its title and
+// description.
+func defDocs(g *graph.Graph) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for _, d := range sortedDigests(g) {
+		var doc any
+		if decodeJSON(g.Schemas[d], &doc) != nil {
+			continue
+		}
+		m, _ := doc.(map[string]any)
+		defs, _ := m["$defs"].(map[string]any)
+		for name, body := range defs {
+			if _, seen := out[name]; seen {
+				continue
+			}
+			bm, _ := body.(map[string]any)
+			docs := map[string]any{}
+			for _, k := range []string{"title", "description"} {
+				if v, ok := bm[k]; ok {
+					docs[k] = v
+				}
+			}
+			out[name] = docs
+		}
+	}
+	return out
+}
+
+// hasDocs reports whether the root of a schema document has a title or a
+// description.
+func hasDocs(raw json.RawMessage) bool {
+	var doc map[string]any
+	if raw == nil || json.Unmarshal(raw, &doc) != nil {
+		return false
+	}
+	_, t := doc["title"]
+	_, d := doc["description"]
+	return t || d
 }
 
 // sharedKey identifies one schema change by the digests on both sides:
@@ -82,6 +159,7 @@ func (c *comparer) addSchemaFindings(surfaces []string, subject, nodeBase, unit,
 // on both sides).
 func (c *comparer) operationSchemas(oldID, id string, o, n *graph.Operation, or, nr project.Route, http bool) error {
 	node := opNode(n)
+	rows := c.sharedToolRows(oldID, id)
 	if http {
 		params := viewUnit{name: "params", dir: Request, old: o.Params, new: n.Params}
 		if or.Path != nr.Path && graph.PathShape(or.Path) == graph.PathShape(nr.Path) {
@@ -93,14 +171,13 @@ func (c *comparer) operationSchemas(oldID, id string, o, n *graph.Operation, or,
 		err := c.diffUnits([]string{"HTTP " + nr.Pattern()}, id, node, []viewUnit{
 			params,
 			{name: "query", dir: Request, old: o.Query, new: n.Query, queryWire: true},
-			{name: "input", dir: Request, old: o.Input, new: n.Input},
+			{name: "input", dir: Request, old: o.Input, new: n.Input, toolRows: len(rows) > 0},
 			{name: "output", dir: Response, old: o.Output, new: n.Output},
 		})
 		if err != nil {
 			return err
 		}
 	}
-	rows := c.sharedToolRows(oldID, id)
 	if len(rows) == 0 {
 		return nil
 	}
@@ -177,7 +254,7 @@ func (c *comparer) toolArgs(rows []string, id, node string, o, n *graph.Operatio
 			}
 			continue
 		}
-		ctx := defCtx{name: c.rootDef(oldRaw, newRaw)}
+		ctx := defCtx{name: c.rootDef(oldRaw, newRaw, node+".#"+u.name)}
 		collect := func(into map[string]argProp, doc any, m map[string]any) {
 			props, _ := m["properties"].(map[string]any)
 			req := stringSet(m["required"])
@@ -193,9 +270,37 @@ func (c *comparer) toolArgs(rows []string, id, node string, o, n *graph.Operatio
 		}
 		if om != nil && nm != nil && u.od != u.nd {
 			// The unit's own keywords (closedness, descriptions).
-			d := newSchemaDiff(Request, odoc, ndoc, diffOptions{unit: u.name, vals: c.vals})
+			d := newSchemaDiff(Request, odoc, ndoc, diffOptions{unit: u.name, vals: c.vals, defs: c.defIndexes()})
 			d.compare("", ctx, withoutProperties(om), withoutProperties(nm))
 			c.addSchemaFindings(rows, id, node, u.name, sharedKey(u.name, u.od, u.nd, nil), d.out)
+		}
+	}
+	// A unit removed whole, none of its arguments living on in another
+	// one, is one finding: those arguments are refused.
+	for _, u := range units {
+		if u.od == "" || u.nd != "" {
+			continue
+		}
+		var gone []string
+		moved := false
+		for name, p := range oldProps {
+			if p.unit != u.name {
+				continue
+			}
+			if _, ok := newProps[name]; ok {
+				moved = true
+			}
+			gone = append(gone, name)
+		}
+		if moved || len(gone) == 0 {
+			continue
+		}
+		graph.SortUTF16(gone)
+		d := newSchemaDiff(Request, nil, nil, diffOptions{unit: u.name})
+		d.add("schema-removed", Breaking, "", defCtx{}, "%s", schemaRemoved(u.name, gone, true))
+		c.addSchemaFindings(rows, id, node, u.name, "", d.out)
+		for _, name := range gone {
+			delete(oldProps, name)
 		}
 	}
 	for _, name := range unionKeys(oldProps, newProps) {
@@ -209,15 +314,14 @@ func (c *comparer) toolArgs(rows []string, id, node string, o, n *graph.Operatio
 		if ctx.name != "" && inOld && inNew && op.ctx.name != np.ctx.name {
 			ctx = defCtx{}
 		}
-		d := newSchemaDiff(Request, op.doc, np.doc, diffOptions{unit: unit, vals: c.vals})
+		d := newSchemaDiff(Request, op.doc, np.doc, diffOptions{unit: unit, vals: c.vals, defs: c.defIndexes()})
 		switch {
 		case !inOld:
 			d.propertyAdded(ptr, ctx, np.required)
 		case !inNew:
 			d.propertyRemoved(ptr, ctx, op.required, inputClosed)
 		default:
-			d.requiredChanged(ptr, ctx, op.required, np.required)
-			d.compare(ptr, ctx, op.schema, np.schema)
+			d.property(ptr, ctx, op.schema, np.schema, op.required, np.required, false)
 		}
 		c.addSchemaFindings(rows, id, node, unit, "", d.out)
 	}
@@ -236,25 +340,108 @@ func withoutProperties(m map[string]any) map[string]any {
 // as `#output: #Task` is the definition's body, not a $ref to it): the
 // name under which that body appears in the $defs of some schema of its
 // graph. "" when either is absent, no name fits both, or several do.
-func (c *comparer) rootDef(oldRaw, newRaw json.RawMessage) string {
+//
+// A definition that no schema refers to by $ref (one only ever used whole,
+// #output: #Customer) has no $defs entry; it is then recognised in the
+// contract's sources, when both sides have them: the schema slot written
+// as a bare reference (node has no fields of its own in the sources) whose
+// properties are exactly the fields of one CUE definition.
+func (c *comparer) rootDef(oldRaw, newRaw json.RawMessage, node string) string {
 	if oldRaw == nil || newRaw == nil {
 		return ""
 	}
-	if c.oldDefs == nil {
-		c.oldDefs, c.newDefs = defIndex(c.old), defIndex(c.new)
-	}
-	on, nn := c.oldDefs[rootKey(oldRaw)], c.newDefs[rootKey(newRaw)]
+	defs := c.defIndexes()
+	on, nn := defs.old[rootKey(oldRaw)], defs.new[rootKey(newRaw)]
 	var common []string
 	for _, name := range on {
 		if slices.Contains(nn, name) {
 			common = append(common, name)
 		}
 	}
-	if len(common) != 1 {
+	if len(common) == 1 {
+		return common[0]
+	}
+	if len(common) > 1 {
 		return ""
 	}
-	return common[0]
+	if c.oldFields == nil {
+		c.oldFields, c.newFields = defFields(c.old), defFields(c.new)
+	}
+	o, n := sourceDef(c.old, c.oldFields, oldRaw, node), sourceDef(c.new, c.newFields, newRaw, node)
+	if o == "" || o != n {
+		return ""
+	}
+	return o
 }
+
+// defFields maps each CUE definition of g's sources (#Name) to its field
+// names, sorted.
+func defFields(g *graph.Graph) map[string][]string {
+	out := map[string][]string{}
+	for k := range g.Sources {
+		name, field, ok := strings.Cut(strings.TrimPrefix(k, "#"), ".")
+		if !strings.HasPrefix(k, "#") {
+			continue
+		}
+		if _, seen := out[name]; !seen {
+			out[name] = []string{}
+		}
+		if ok && !strings.Contains(field, ".") && !strings.HasPrefix(field, "#") {
+			out[name] = append(out[name], field)
+		}
+	}
+	for k := range out {
+		slices.Sort(out[k])
+	}
+	return out
+}
+
+// sourceDef returns the one definition whose fields are exactly the
+// properties of the schema raw, written at node as a bare reference.
+func sourceDef(g *graph.Graph, fields map[string][]string, raw json.RawMessage, node string) string {
+	if len(g.Sources) == 0 || !g.Source(node).IsValid() {
+		return ""
+	}
+	for k := range g.Sources {
+		if strings.HasPrefix(k, node+".") {
+			return "" // fields of its own: a struct written in place
+		}
+	}
+	var doc map[string]any
+	if json.Unmarshal(raw, &doc) != nil {
+		return ""
+	}
+	props, _ := doc["properties"].(map[string]any)
+	if len(props) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(props))
+	for k := range props {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	found := ""
+	for name, fs := range fields {
+		if slices.Equal(fs, names) {
+			if found != "" {
+				return "" // two definitions with these fields
+			}
+			found = name
+		}
+	}
+	return found
+}
+
+// defIndexes are both sides' defIndex, built on first use.
+func (c *comparer) defIndexes() *defBodies {
+	if c.defs == nil {
+		c.defs = &defBodies{old: defIndex(c.old), new: defIndex(c.new)}
+	}
+	return c.defs
+}
+
+// defBodies index each side's named definitions by their expanded body.
+type defBodies struct{ old, new map[string][]string }
 
 // defIndex maps the expanded body of every named definition in g's
 // schemas to its names.
@@ -445,13 +632,19 @@ func (c *comparer) defPos(name, ptr string) graph.Pos {
 	if len(c.new.Sources) == 0 {
 		return graph.Pos{}
 	}
-	if base := defSourcePath(c.new, name); base != "" {
-		if p := pos(c.new, base, ptr); p.IsValid() {
+	nb, ob := defSourcePath(c.new, name), defSourcePath(c.old, name)
+	if nb != "" && nb == ob {
+		if path := nodePath(nb, ptr); !c.new.Source(path).IsValid() && c.old.Source(path).IsValid() {
+			return c.neighbourPos(path) // a field removed from the definition
+		}
+	}
+	if nb != "" {
+		if p := pos(c.new, nb, ptr); p.IsValid() {
 			return p
 		}
 	}
-	if base := defSourcePath(c.old, name); base != "" {
-		return pos(c.old, base, ptr)
+	if ob != "" {
+		return c.neighbourPos(ob)
 	}
 	return graph.Pos{}
 }

@@ -88,3 +88,45 @@ func TestShapeForCodeGenerators(t *testing.T) {
 		}
 	}
 }
+
+// TestShapeBilling pins the components of a payments contract
+// (testdata/billing): a definition used only whole (#Customer, #Endpoint)
+// is a component, found in the contract's sources; a definition the graph
+// inlines into a nullable field or a conjunction is referred to there; no
+// component is left that nothing refers to.
+func TestShapeBilling(t *testing.T) {
+	g, err := compile.Compile(context.Background(), filepath.Join("testdata", "billing"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := generate(t, g, nil)
+	validate(t, doc)
+	m := decodeDoc(t, doc)
+	out := func(path, method string) string {
+		return mustJSON(t, get(t, m, "paths", path, method, "responses", "200", "content", "application/json", "schema"))
+	}
+	for p, want := range map[[2]string]string{
+		{"/v1/customers", "post"}:            "Customer",
+		{"/v1/customers/{id}", "get"}:        "Customer",
+		{"/v1/customers/{id}/cards", "post"}: "Card",
+		{"/v1/webhook_endpoints", "post"}:    "Endpoint",
+		{"/v1/charges/{charge}", "get"}:      "Charge",
+		{"/v1/refunds", "post"}:              "Refund",
+	} {
+		if got := out(p[0], p[1]); got != `{"$ref":"#/components/schemas/`+want+`"}` {
+			t.Errorf("%s %s answers %s; want the %s component", p[1], p[0], got, want)
+		}
+	}
+	comps := get(t, m, "components", "schemas").(map[string]any)
+	if got := mustJSON(t, get(t, comps, "Refund", "properties", "reason")); got != `{"anyOf":[{"$ref":"#/components/schemas/RefundReason"},{"type":"null"}]}` {
+		t.Errorf("#Refund.reason (#RefundReason | null) = %s", got)
+	}
+	if got := mustJSON(t, get(t, comps, "Charge", "properties", "customer")); got != `{"allOf":[{"$ref":"#/components/schemas/CustomerID"},{"pattern":"^cus_[a-z0-9]{6,}$"}]}` {
+		t.Errorf(`#Charge.customer (#CustomerID & =~"…") = %s`, got)
+	}
+	for name := range comps {
+		if !strings.Contains(string(doc), `"#/components/schemas/`+name+`"`) {
+			t.Errorf("component %s is never referred to", name)
+		}
+	}
+}

@@ -31,16 +31,52 @@ import (
 // where the contract has a type (the error envelope's details is a
 // free-form object in the contract, and only that may be a map of any).
 func TestCodeGenerator(t *testing.T) {
+	root := moduleRoot(t)
+	doc, f, types := generateGo(t, filepath.Join(root, "examples", "tasks"), "tasksapi",
+		&openapi.Options{Prefix: "/api", Servers: []openapi.Server{{URL: "http://127.0.0.1:8080"}}})
+
+	// One named Task, with typed fields.
+	wantFields(t, types, "Task", map[string]string{"Id": "TaskID", "Title": "string", "Done": "bool", "Tags": "*Tags"})
+	// Every operation answering #Task answers the one Task type.
+	wantJSON200(t, types, "*Task", "TasksGetResponse", "TasksCreateResponse", "TasksUpdateResponse", "TasksCompleteResponse", "TasksRenameResponse")
+	noUntyped(t, doc, f)
+}
+
+// TestCodeGeneratorBilling runs the generator on a payments contract
+// (testdata/billing): shared enums, a definition inlined into a nullable
+// field (#RefundReason | null) and into a conjunction (#CustomerID &
+// =~"…"), definitions only ever used whole (#Customer, #Endpoint),
+// defaults, nullable fields and unions. The document must generate (a
+// member the generator names after its property used to clash with the
+// component of the same name), with one type per definition.
+func TestCodeGeneratorBilling(t *testing.T) {
+	doc, f, types := generateGo(t, filepath.Join("testdata", "billing"), "billingapi", nil)
+	wantFields(t, types, "Charge", map[string]string{"Amount": "Amount", "Currency": "Currency", "Status": "ChargeStatus", "Description": "*string", "Captured": "bool"})
+	wantFields(t, types, "Refund", map[string]string{"Reason": "*RefundReason", "Currency": "Currency"})
+	wantFields(t, types, "Customer", map[string]string{"Id": "CustomerID", "Cards": "*[]Card", "Name": "*string"})
+	wantFields(t, types, "ChargesCreateJSONBody", map[string]string{"Capture": "*bool", "Currency": "Currency", "Customer": "CustomerID"})
+	wantJSON200(t, types, "*Charge", "ChargesCreateResponse", "ChargesRetrieveResponse", "ChargesCaptureResponse")
+	wantJSON200(t, types, "*Customer", "CustomersCreateResponse", "CustomersRetrieveResponse")
+	wantJSON200(t, types, "*Card", "CustomersAttachCardResponse")
+	wantJSON200(t, types, "*Endpoint", "WebhooksCreateResponse")
+	noUntyped(t, doc, f)
+}
+
+// generateGo exports the contract in dir, runs oapi-codegen on it, builds
+// the generated package and returns the document, the parsed code and its
+// type declarations by name.
+func generateGo(t *testing.T, dir, pkg string, opts *openapi.Options) ([]byte, *ast.File, map[string]ast.Expr) {
+	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Fatal("the go command is needed to run oapi-codegen (go tool) and build its output")
 	}
 	root := moduleRoot(t)
-	g, err := compile.Compile(context.Background(), filepath.Join(root, "examples", "tasks"))
+	g, err := compile.Compile(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := openapi.Generate(g, &openapi.Options{Prefix: "/api", Servers: []openapi.Server{{URL: "http://127.0.0.1:8080"}}})
+	doc, err := openapi.Generate(g, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,18 +99,18 @@ func TestCodeGenerator(t *testing.T) {
 		}
 		return out
 	}
-	src := run("tool", "oapi-codegen", "-generate", "types,client", "-package", "tasksapi", spec)
+	src := run("tool", "oapi-codegen", "-generate", "types,client", "-package", pkg, spec)
 
 	// Build the generated package inside the module (so it resolves
 	// github.com/oapi-codegen/runtime from go.mod) without writing into
 	// the source tree: an overlay adds the file to a directory that does
 	// not exist.
-	gen := filepath.Join(tmp, "tasksapi.go")
+	gen := filepath.Join(tmp, pkg+".go")
 	if err := os.WriteFile(gen, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	pkgDir := filepath.Join(root, "pkg", "export", "openapi", "zz_codegen_"+strconv.Itoa(os.Getpid()))
-	overlay, _ := json.Marshal(map[string]any{"Replace": map[string]string{filepath.Join(pkgDir, "tasksapi.go"): gen}})
+	pkgDir := filepath.Join(root, "pkg", "export", "openapi", "zz_codegen_"+pkg+"_"+strconv.Itoa(os.Getpid()))
+	overlay, _ := json.Marshal(map[string]any{"Replace": map[string]string{filepath.Join(pkgDir, pkg+".go"): gen}})
 	ovFile := filepath.Join(tmp, "overlay.json")
 	if err := os.WriteFile(ovFile, overlay, 0o644); err != nil {
 		t.Fatal(err)
@@ -97,25 +133,34 @@ func TestCodeGenerator(t *testing.T) {
 			types[ts.Name.Name] = ts.Type
 		}
 	}
+	return doc, f, types
+}
 
-	// One named Task, with typed fields.
-	task, ok := types["Task"].(*ast.StructType)
+// wantFields checks the Go types of some fields of the struct name.
+func wantFields(t *testing.T, types map[string]ast.Expr, name string, want map[string]string) {
+	t.Helper()
+	st, ok := types[name].(*ast.StructType)
 	if !ok {
-		t.Fatalf("no Task struct in the generated code")
+		t.Errorf("no %s struct in the generated code", name)
+		return
 	}
 	fields := map[string]string{}
-	for _, fl := range task.Fields.List {
+	for _, fl := range st.Fields.List {
 		for _, n := range fl.Names {
 			fields[n.Name] = exprString(fl.Type)
 		}
 	}
-	for name, want := range map[string]string{"Id": "TaskID", "Title": "string", "Done": "bool", "Tags": "*Tags"} {
-		if fields[name] != want {
-			t.Errorf("Task.%s is %q; want %q (fields %v)", name, fields[name], want, fields)
+	for field, typ := range want {
+		if fields[field] != typ {
+			t.Errorf("%s.%s is %q; want %q (fields %v)", name, field, fields[field], typ, fields)
 		}
 	}
-	// Every operation answering #Task answers the one Task type.
-	for _, resp := range []string{"TasksGetResponse", "TasksCreateResponse", "TasksUpdateResponse", "TasksCompleteResponse", "TasksRenameResponse"} {
+}
+
+// wantJSON200 checks that each response type answers typ on 200.
+func wantJSON200(t *testing.T, types map[string]ast.Expr, typ string, responses ...string) {
+	t.Helper()
+	for _, resp := range responses {
 		st, ok := types[resp].(*ast.StructType)
 		if !ok {
 			t.Errorf("no %s in the generated client", resp)
@@ -129,12 +174,16 @@ func TestCodeGenerator(t *testing.T) {
 				}
 			}
 		}
-		if got != "*Task" {
-			t.Errorf("%s.JSON200 is %q; want *Task", resp, got)
+		if got != typ {
+			t.Errorf("%s.JSON200 is %q; want %s", resp, got, typ)
 		}
 	}
+}
 
-	// No interface{} where the contract has a type.
+// noUntyped fails on interface{} (any) anywhere the contract has a type:
+// only free-form objects may hold a map of any.
+func noUntyped(t *testing.T, doc []byte, f *ast.File) {
+	t.Helper()
 	freeForm := freeFormProperties(t, doc)
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch x := n.(type) {

@@ -53,9 +53,17 @@
 //     after the first schema declaring it ("tasks_get_output_Task"). A
 //     schema that is a named definition (`#output: #Task`, which the graph
 //     holds inlined) is a "$ref" to the definition's component, so code
-//     generators make one Task type. (A definition used only that way,
-//     never through a reference, has no name in the graph and stays
-//     inline.)
+//     generators make one Task type. A definition used only that way,
+//     never through a reference, has no name in the graph: when the graph
+//     has sources it is recognised there (the slot is written as a bare
+//     reference and its properties are exactly the definition's fields)
+//     and becomes a component too; from a graph.json it stays inline.
+//   - A member of a union or conjunction that is exactly a component's
+//     body (the graph inlines #Reason | null and #ID & =~"…") is a "$ref"
+//     to it, so generators neither make a second type for it nor name one
+//     after the property that clashes with the component. A component no
+//     operation reaches (a graph's $defs may hold the translator's partial
+//     form of a definition that nothing refers to) is left out.
 //   - Every enum and const states its "type" (the values imply it), which
 //     code generators need to type them.
 //   - The contract's examples are OpenAPI examples ("example1", …): the
@@ -73,6 +81,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -185,6 +194,11 @@ func build(g *graph.Graph, opts *Options) (map[string]any, error) {
 	if err := h.Resolve(); err != nil {
 		return nil, fmt.Errorf("openapi: %w", err)
 	}
+	comps := map[string]any{}
+	for k, v := range h.Components() {
+		comps[k] = v
+	}
+	named := nameWholeDefinitions(g, routes, uses, comps)
 
 	paths := map[string]any{}
 	opIDs := map[string]string{}
@@ -197,7 +211,7 @@ func build(g *graph.Graph, opts *Options) (map[string]any, error) {
 			return nil, fmt.Errorf("openapi: operations %s and %s share operationId %q", prev, op.ID(), operationID)
 		}
 		opIDs[operationID] = op.ID()
-		o, err := operation(g, op, r.Path, uses[i])
+		o, err := operation(g, op, r.Path, uses[i], named)
 		if err != nil {
 			return nil, err
 		}
@@ -285,8 +299,10 @@ func build(g *graph.Graph, opts *Options) (map[string]any, error) {
 		doc["tags"] = list
 	}
 	components := map[string]any{}
-	if c := h.Components(); len(c) > 0 {
-		components["schemas"] = c
+	refInlinedComponents(paths, comps)
+	pruneComponents(paths, comps)
+	if len(comps) > 0 {
+		components["schemas"] = comps
 	}
 	if scoped {
 		components["securitySchemes"] = map[string]any{
@@ -305,7 +321,13 @@ func build(g *graph.Graph, opts *Options) (map[string]any, error) {
 	return doc, nil
 }
 
-func operation(g *graph.Graph, op *graph.Operation, path string, s opSchemas) (map[string]any, error) {
+func operation(g *graph.Graph, op *graph.Operation, path string, s opSchemas, named map[*schemas.Use]string) (map[string]any, error) {
+	embed := func(u *schemas.Use) any {
+		if name, ok := named[u]; ok {
+			return map[string]any{"$ref": "#/components/schemas/" + name}
+		}
+		return u.Schema()
+	}
 	ex, err := opExamples(op)
 	if err != nil {
 		return nil, err
@@ -395,7 +417,7 @@ func operation(g *graph.Graph, op *graph.Operation, path string, s opSchemas) (m
 
 	if s.input != nil {
 		_, isObj, required := s.input.Object()
-		media := map[string]any{"schema": s.input.Schema()}
+		media := map[string]any{"schema": embed(s.input)}
 		if e := mediaExamples(ex["input"]); e != nil {
 			media["examples"] = e
 		}
@@ -410,7 +432,7 @@ func operation(g *graph.Graph, op *graph.Operation, path string, s opSchemas) (m
 	case op.Method == http.MethodHead:
 		responses["200"] = map[string]any{"description": "Headers only"}
 	case s.output != nil:
-		media := map[string]any{"schema": s.output.Schema()}
+		media := map[string]any{"schema": embed(s.output)}
 		if e := mediaExamples(ex["output"]); e != nil {
 			media["examples"] = e
 		}
@@ -436,6 +458,214 @@ func operation(g *graph.Graph, op *graph.Operation, path string, s opSchemas) (m
 	}
 	o["responses"] = responses
 	return o, nil
+}
+
+// nameWholeDefinitions makes a component of each definition the contract
+// uses only whole (`#output: #Customer` in two operations, never through a
+// reference, so the graph has no $defs name for it): when the graph has
+// sources, a request body or response written as a bare reference (no
+// fields of its own in the sources) whose properties are exactly the
+// fields of one CUE definition is that definition. Every such use with
+// the same body refers to one component named after it; a name already
+// taken by another body, or a body two definitions could be, stays
+// inline.
+func nameWholeDefinitions(g *graph.Graph, routes []project.Route, uses []opSchemas, comps map[string]any) map[*schemas.Use]string {
+	named := map[*schemas.Use]string{}
+	if len(g.Sources) == 0 {
+		return named
+	}
+	fields := map[string][]string{}
+	for k := range g.Sources {
+		if !strings.HasPrefix(k, "#") {
+			continue
+		}
+		name, field, ok := strings.Cut(k[1:], ".")
+		if _, seen := fields[name]; !seen {
+			fields[name] = []string{}
+		}
+		if ok && !strings.Contains(field, ".") && !strings.HasPrefix(field, "#") {
+			fields[name] = append(fields[name], field)
+		}
+	}
+	for _, fs := range fields {
+		slices.Sort(fs)
+	}
+	hasChildren := func(node string) bool {
+		for k := range g.Sources {
+			if strings.HasPrefix(k, node+".") {
+				return true
+			}
+		}
+		return false
+	}
+	for i, r := range routes {
+		for _, slot := range []struct {
+			u    *schemas.Use
+			name string
+		}{{uses[i].input, "#input"}, {uses[i].output, "#output"}} {
+			u := slot.u
+			if u == nil || u.Component() != "" {
+				continue
+			}
+			node := "services." + r.Op.Service + ".operations." + r.Op.Action + "." + slot.name
+			if !g.Source(node).IsValid() || hasChildren(node) {
+				continue
+			}
+			body, ok := u.Schema().(map[string]any)
+			if !ok {
+				continue
+			}
+			props, _ := body["properties"].(map[string]any)
+			if len(props) == 0 {
+				continue
+			}
+			names := make([]string, 0, len(props))
+			for k := range props {
+				names = append(names, k)
+			}
+			slices.Sort(names)
+			var defs []string
+			for name, fs := range fields {
+				if slices.Equal(fs, names) {
+					defs = append(defs, name)
+				}
+			}
+			if len(defs) != 1 {
+				continue // none, or two definitions with these fields
+			}
+			def := schemas.Sanitize(defs[0])
+			if prev, taken := comps[def]; taken {
+				if !sameJSON(prev, body) {
+					continue
+				}
+			} else {
+				comps[def] = body
+			}
+			named[u] = def
+		}
+	}
+	return named
+}
+
+// refInlinedComponents replaces each member of a union or conjunction
+// (anyOf, oneOf, allOf) that is exactly one component's body with a
+// reference to it. The graph inlines a definition into a disjunction or a
+// conjunction (#RefundReason | null, #CustomerID & =~"…"); as a reference
+// the definition is one type to a code generator — which would otherwise
+// invent a type for the member, named after the property, and may clash
+// with the component's own name. Bodies that only give a type
+// ({"type": "string"}) are not matched: any string would be.
+func refInlinedComponents(paths map[string]any, comps map[string]any) {
+	byBody := map[string][]string{}
+	for name, c := range comps {
+		if k, ok := memberKey(c); ok {
+			byBody[k] = append(byBody[k], name)
+		}
+	}
+	var walk func(v any, self string) any
+	walk = func(v any, self string) any {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if k == "anyOf" || k == "oneOf" || k == "allOf" {
+					if list, ok := e.([]any); ok {
+						for i, m := range list {
+							if key, ok := memberKey(m); ok && len(byBody[key]) == 1 && byBody[key][0] != self {
+								list[i] = map[string]any{"$ref": "#/components/schemas/" + byBody[key][0]}
+								continue
+							}
+							list[i] = walk(m, self)
+						}
+						continue
+					}
+				}
+				x[k] = walk(e, self)
+			}
+		case []any:
+			for i, e := range x {
+				x[i] = walk(e, self)
+			}
+		}
+		return v
+	}
+	for _, p := range paths {
+		walk(p, "")
+	}
+	for name, c := range comps {
+		comps[name] = walk(c, name)
+	}
+}
+
+// pruneComponents drops the components no operation reaches: a graph
+// schema's $defs may hold forms nothing in it refers to (the translator's
+// partial form of a definition, "CardID~partial"), which linters report
+// as unused and generators turn into dead types.
+func pruneComponents(paths map[string]any, comps map[string]any) {
+	const prefix = "#/components/schemas/"
+	reached := map[string]bool{}
+	var queue []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if ref, ok := x["$ref"].(string); ok && strings.HasPrefix(ref, prefix) {
+				name, _, _ := strings.Cut(strings.TrimPrefix(ref, prefix), "/")
+				if !reached[name] {
+					reached[name] = true
+					queue = append(queue, name)
+				}
+			}
+			for _, e := range x {
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(paths)
+	for len(queue) > 0 {
+		name := queue[0]
+		queue = queue[1:]
+		walk(comps[name])
+	}
+	for name := range comps {
+		if !reached[name] {
+			delete(comps, name)
+		}
+	}
+}
+
+// memberKey is the canonical body of a schema worth a reference: one that
+// says more than a type (an enum, a pattern, properties, …).
+func memberKey(s any) (string, bool) {
+	m, ok := s.(map[string]any)
+	if !ok {
+		return "", false
+	}
+	body := map[string]any{}
+	for k, v := range m {
+		switch k {
+		case "title", "description", "$comment", "examples":
+		default:
+			body[k] = v
+		}
+	}
+	if _, ref := body["$ref"]; ref {
+		return "", false
+	}
+	if _, typed := body["type"]; typed && len(body) == 1 || len(body) == 0 {
+		return "", false
+	}
+	b, err := graph.Canonical(body)
+	return string(b), err == nil
+}
+
+func sameJSON(a, b any) bool {
+	x, err1 := graph.Canonical(a)
+	y, err2 := graph.Canonical(b)
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }
 
 // tagDescription describes a service's tag: its operations on HTTP.

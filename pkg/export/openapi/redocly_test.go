@@ -13,6 +13,7 @@ import (
 
 	"stitchkit.dev/stitchkit/pkg/compile"
 	"stitchkit.dev/stitchkit/pkg/export/openapi"
+	"stitchkit.dev/stitchkit/pkg/graph"
 )
 
 // TestRedoclyRecommended lints the document of examples/tasks with
@@ -23,8 +24,7 @@ import (
 // installed by the test with npm ci into the user cache, once per lock
 // file.
 func TestRedoclyRecommended(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
+	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatal("node is needed to run Redocly's linter (install Node.js 20 or later)")
 	}
 	dir := redoclyInstall(t)
@@ -32,32 +32,11 @@ func TestRedoclyRecommended(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lint := func(opts *openapi.Options) []string {
-		t.Helper()
-		doc, err := openapi.Generate(g, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		file := filepath.Join(t.TempDir(), "openapi.json")
-		if err := os.WriteFile(file, doc, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "lint.mjs"), file)
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("redocly lint: %v\n%s", err, out)
-		}
-		var problems []string
-		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-			if line != "" {
-				problems = append(problems, line)
-			}
-		}
-		return problems
+	billing, err := compile.Compile(context.Background(), filepath.Join("testdata", "billing"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	lint := func(opts *openapi.Options) []string { return redoclyLint(t, dir, g, opts) }
 	complete := &openapi.Options{
 		Prefix:  "/api",
 		Servers: []openapi.Server{{URL: "https://tasks.stitchkit.dev", Description: "Production"}},
@@ -70,6 +49,43 @@ func TestRedoclyRecommended(t *testing.T) {
 	if len(problems) != 1 || !strings.HasPrefix(problems[0], "warn\tinfo-license\t") {
 		t.Errorf("without a license, want exactly the info-license warning; got:\n%s", strings.Join(problems, "\n"))
 	}
+	// A payments contract: shared components, unions, nullable fields.
+	if problems := redoclyLint(t, dir, billing, complete); len(problems) > 0 {
+		t.Errorf("Redocly's recommended ruleset reports on testdata/billing:\n%s", strings.Join(problems, "\n"))
+	}
+}
+
+// redoclyLint lints the document of g with the engine installed in dir and
+// returns its problems, one per line.
+func redoclyLint(t *testing.T, dir string, g *graph.Graph, opts *openapi.Options) []string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := openapi.Generate(g, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "openapi.json")
+	if err := os.WriteFile(file, doc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "lint.mjs"), file)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("redocly lint: %v\n%s", err, out)
+	}
+	var problems []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if line != "" {
+			problems = append(problems, line)
+		}
+	}
+	return problems
 }
 
 // redoclyInstall installs testdata/redocly (npm ci) into a cache folder
