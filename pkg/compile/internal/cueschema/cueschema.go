@@ -199,6 +199,7 @@ type defEntry struct {
 	partial  any // the survival form (see survival), translated on demand
 	refusals []*Refusal
 	deps     []string // keys of the definitions its schema refers to
+	fpdeps   []string // keys whose partial forms its schema refers to
 	pdeps    []string // keys its partial form refers to
 	done     bool
 	pdone    bool
@@ -234,6 +235,15 @@ func (t *Translator) Schema(v cue.Value) (doc map[string]any, err error) {
 			for _, d := range e.deps {
 				if !w.refs[d] {
 					w.refs[d] = true
+					changed = true
+				}
+			}
+			for _, d := range e.fpdeps {
+				if w.prefs == nil {
+					w.prefs = map[string]bool{}
+				}
+				if !w.prefs[d] {
+					w.prefs[d] = true
 					changed = true
 				}
 			}
@@ -316,7 +326,9 @@ func (t *Translator) translateDef(e *defEntry) {
 		e.deps = append(e.deps, k)
 	}
 	for k := range w.prefs {
-		e.pdeps = append(e.pdeps, k)
+		// (A disjunction in the schema compares its arms with the
+		// partial forms of the definitions they refer to.)
+		e.fpdeps = append(e.fpdeps, k)
 	}
 }
 
