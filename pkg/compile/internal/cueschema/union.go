@@ -55,7 +55,7 @@ func (w *walker) union(v cue.Value, written []cue.Value, d cue.Value, hasDefault
 		}
 	}
 	e := v.Eval()
-	_, args := e.Expr()
+	eop, args := e.Expr()
 	if or != nil && (!scalarArms(args) || written != nil && !scalarArms(written)) {
 		// An instance is unified with the arms as written, and the
 		// evaluated disjunction may have merged arms CUE's equality
@@ -142,6 +142,13 @@ func (w *walker) union(v cue.Value, written []cue.Value, d cue.Value, hasDefault
 	if hasDefault {
 		_, di := w.valueInfo(d, path, depth+1, modePartial)
 		inf.complete = di.complete || d.IsConcrete()
+	}
+	if !inf.complete && eop != cue.OrOp && v.Validate(cue.Concrete(true)) == nil {
+		// Evaluation left one arm, concrete: the arms it eliminated
+		// conflict with the value as written (["a"] | [...string] &
+		// list.MinItems(1) is ["a"]), and CUE completes a field left
+		// out with it.
+		inf.complete = true
 	}
 	if scalar || m != modeFull {
 		var out []any
@@ -349,6 +356,7 @@ func sortByCanonical(l []any) {
 // it returns always=true when they are always equal, else a schema the
 // instance must match for them to be equal (nil: never).
 func (w *walker) same(a, b cue.Value, depth int) (any, bool) {
+	a, b = structural(a), structural(b)
 	ka, kb := a.IncompleteKind(), b.IncompleteKind()
 	if ka&(cue.StructKind|cue.ListKind) == 0 && kb&(cue.StructKind|cue.ListKind) == 0 {
 		return nil, true
@@ -357,11 +365,59 @@ func (w *walker) same(a, b cue.Value, depth int) (any, bool) {
 		return nil, false
 	}
 	if ka == cue.ListKind && kb == cue.ListKind {
-		la, lb := fixedLen(a), fixedLen(b)
-		if la == 0 && lb == 0 {
+		// An instance list surviving both arms keeps its length and
+		// its scalar elements: the results differ only where the
+		// elements' arms complete structs differently.
+		n := max(fixedLen(a), fixedLen(b))
+		rest := cue.MakePath(cue.AnyIndex)
+		var prefix []any
+		var items any
+		for i := 0; i <= n; i++ {
+			ea, eb := a.LookupPath(rest), b.LookupPath(rest)
+			if i < n {
+				if e := a.LookupPath(cue.MakePath(cue.Index(i))); e.Exists() {
+					ea = e
+				}
+				if e := b.LookupPath(cue.MakePath(cue.Index(i))); e.Exists() {
+					eb = e
+				}
+			}
+			if i < n {
+				prefix = append(prefix, true)
+			}
+			if !ea.Exists() || !eb.Exists() {
+				continue // no instance of that length survives both
+			}
+			cond, always := w.same(ea, eb, depth+1)
+			switch {
+			case always:
+			case cond == nil && i < n:
+				// Every instance surviving both has the element.
+				return nil, false
+			case i < n:
+				prefix[i] = cond
+			default:
+				// cond == nil: equal only without such elements.
+				items = cond
+				if items == nil {
+					items = false
+				}
+			}
+		}
+		cond := map[string]any{}
+		if items != nil || slices.ContainsFunc(prefix, func(s any) bool { return s != true }) {
+			// (prefixItems of n elements: items is about the rest.)
+			if len(prefix) > 0 {
+				cond["prefixItems"] = prefix
+			}
+			if items != nil {
+				cond["items"] = items
+			}
+		}
+		if len(cond) == 0 {
 			return nil, true
 		}
-		return nil, false
+		return cond, false
 	}
 	if ka != cue.StructKind || kb != cue.StructKind {
 		return nil, false
@@ -377,7 +433,9 @@ func (w *walker) same(a, b cue.Value, depth int) (any, bool) {
 		if !ok || x.ct != y.ct {
 			return nil, false
 		}
-		if x.v.Subsume(y.v) == nil && y.v.Subsume(x.v) == nil {
+		if x.v.Subsume(y.v) == nil && y.v.Subsume(x.v) == nil && (x.ct == cue.OptionalConstraint || sameDefault(x.v, y.v)) {
+			// (Subsumption ignores defaults, which complete a
+			// regular field the instance leaves out.)
 			continue
 		}
 		if x.ct == cue.OptionalConstraint {
@@ -393,6 +451,46 @@ func (w *walker) same(a, b cue.Value, depth int) (any, bool) {
 		return nil, true
 	}
 	return map[string]any{"required": need}, false
+}
+
+// sameDefault reports whether neither value has a default, or both have
+// the same one.
+func sameDefault(a, b cue.Value) bool {
+	da, oka := a.Default()
+	db, okb := b.Default()
+	if oka != okb {
+		return false
+	}
+	return !oka || da.Subsume(db) == nil && db.Subsume(da) == nil
+}
+
+// structural returns v, or when v is an error by itself (an open list
+// with a validator its implied [] fails: [...string] &
+// list.MinItems(1)) the conjunction of its conjuncts other than
+// validator calls, which says its kind and elements.
+func structural(v cue.Value) cue.Value {
+	if v.IncompleteKind() != cue.BottomKind {
+		return v
+	}
+	op, args := v.Expr()
+	if op != cue.AndOp {
+		return v
+	}
+	var out cue.Value
+	for _, a := range args {
+		if aop, _ := a.Expr(); aop == cue.CallOp {
+			continue
+		}
+		if !out.Exists() {
+			out = a
+		} else {
+			out = out.Unify(a)
+		}
+	}
+	if !out.Exists() {
+		return v
+	}
+	return out
 }
 
 type fieldInfo struct {

@@ -188,11 +188,10 @@ func (w *walker) valueInfo(v cue.Value, path string, depth int, m mode) (any, in
 	if op != cue.OrOp && v.IncompleteKind() == cue.ListKind {
 		// An open list's "default" is the empty list, and *[] | [...T]
 		// is [...T] (its evaluated form): not a disjunction.
-		elems := v
 		if op == cue.NoOp && len(args) == 1 && !v.LookupPath(cue.MakePath(cue.AnyIndex)).Exists() && fixedLen(v) == 0 && args[0].LookupPath(cue.MakePath(cue.AnyIndex)).Exists() {
-			elems = args[0]
+			return w.defaultEmptyList(v, args[0], path, depth, m)
 		}
-		return w.list(v, elems, path, depth, m)
+		return w.list(v, v, path, depth, m)
 	}
 	if d, ok := v.Default(); ok {
 		return w.union(v, nil, d, true, path, depth, m)
@@ -470,6 +469,27 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 	}
 	if len(all) > 0 {
 		return mergeInto(s, all), inf
+	}
+	return s, inf
+}
+
+// defaultEmptyList translates *[] | arm, which evaluation keeps as the
+// open arm alone (arm: [...T], maybe with validators, which only the arm's
+// own conjuncts show). The arm decides, and [] is accepted too when the
+// arm's validators refuse it (list.MinItems(1)): the default arm gives it.
+func (w *walker) defaultEmptyList(v, arm cue.Value, path string, depth int, m mode) (any, info) {
+	if !w.t.opts.NoStructValidators {
+		// The evaluated arm has lost its conjuncts; the written one
+		// has them.
+		if op, args := v.Expr(); op == cue.NoOp && len(args) == 1 && args[0].IncompleteKind() == cue.ListKind {
+			arm = args[0]
+		}
+	}
+	s, inf := w.list(arm, arm, path, depth, m)
+	inf.complete = true
+	if s != true && arm.Unify(v.Context().CompileString("[]")).Validate(cue.Concrete(true)) != nil {
+		s = anyOf([]any{map[string]any{"type": "array", "maxItems": json.Number("0")}, s})
+		inf.exact = false
 	}
 	return s, inf
 }
