@@ -434,6 +434,10 @@ func (w *walker) call(c cue.Value, args []cue.Value, path string, depth int, m m
 		return w.listMatchN(c, params, path, depth)
 	case "error":
 		return false
+	case "close":
+		// close({...}) closes a struct: the evaluated value says so
+		// (Allows), and the struct's schema already has it.
+		return nil
 	}
 	if d := builtinDecisions[name]; d != "" {
 		w.refuse(c, path, name, d, builtinHints[name])
@@ -472,7 +476,7 @@ func builtinName(call, fn cue.Value) string {
 	if ce, ok := exprSource(call).(*ast.CallExpr); ok {
 		switch f := ce.Fun.(type) {
 		case *ast.Ident:
-			if f.Node == nil && (f.Name == "matchN" || f.Name == "matchIf" || f.Name == "error") {
+			if f.Node == nil && (f.Name == "matchN" || f.Name == "matchIf" || f.Name == "error" || f.Name == "close") {
 				return f.Name
 			}
 		case *ast.SelectorExpr:
