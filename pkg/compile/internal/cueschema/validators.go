@@ -92,6 +92,9 @@ func (w *walker) validated(v cue.Value, path string, depth int, m mode) (any, in
 		w.optionalReference(v, path)
 		return false, info{exact: true}
 	}
+	if err := v.Err(); err != nil && strings.Contains(err.Error(), "required field missing") && w.requiredFieldReference(v, path) {
+		return false, info{exact: true}
+	}
 	kind := cue.TopKind
 	var base []cue.Value
 	var kinds func(c cue.Value, d int)
