@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"regexp"
 	"strings"
 	"time"
 
@@ -151,8 +152,9 @@ func mergeInto(s map[string]any, extra []any) any {
 			continue
 		}
 		clash := false
-		for k := range xm {
-			if _, has := s[k]; has {
+		for k, val := range xm {
+			// (The same keyword with the same value says nothing new.)
+			if old, has := s[k]; has && !jsonEqual(old, val) {
 				clash = true
 			}
 		}
@@ -409,6 +411,17 @@ func (w *walker) call(c cue.Value, args []cue.Value, path string, depth int, m m
 			return nil
 		}
 		return map[string]any{"multipleOf": json.Number(text)}
+	case "strings.HasPrefix", "strings.HasSuffix", "strings.Contains", "strings.ContainsAny":
+		return w.substring(c, name, params, path)
+	case "uuid.Valid":
+		return map[string]any{"type": "string", "pattern": uuidPattern}
+	case "net.IPv4":
+		// A string (Go's netip.ParseAddr: four decimal fields 0–255,
+		// no leading zeros), or a list of four bytes.
+		return map[string]any{"anyOf": []any{
+			map[string]any{"type": "string", "pattern": "^" + ipv4Pattern + "$"},
+			map[string]any{"type": "array", "items": byteSchema(), "minItems": json.Number("4"), "maxItems": json.Number("4")},
+		}}
 	case "time.Time":
 		return map[string]any{"format": "date-time"}
 	case "time.Format":
@@ -448,25 +461,76 @@ func (w *walker) call(c cue.Value, args []cue.Value, path string, depth int, m m
 }
 
 var builtinDecisions = map[string]string{
-	"net.IP":            `it accepts IPv4 and IPv6 text and byte lists, which no JSON Schema format states exactly`,
-	"net.IPv4":          `Go's parser and the "ipv4" format differ`,
-	"net.IPv6":          `Go's parser and the "ipv6" format differ`,
-	"net.FQDN":          `the "hostname" format refuses the trailing-dot names FQDN accepts`,
-	"uuid.Valid":        `it also accepts "urn:uuid:", braced and unhyphenated forms`,
-	"strings.HasPrefix": "JSON Schema states prefixes only as regular expressions",
-	"strings.HasSuffix": "JSON Schema states suffixes only as regular expressions",
-	"strings.Contains":  "JSON Schema states substrings only as regular expressions",
+	"net.IP":   `it accepts IPv4 and IPv6 text and byte lists, and Go's IPv6 parser (zones, embedded IPv4) has no exact JSON Schema form`,
+	"net.IPv6": `Go's IPv6 parser (zones, embedded IPv4) has no exact JSON Schema form`,
+	"net.FQDN": `the "hostname" format refuses the trailing-dot names FQDN accepts`,
 }
 
 var builtinHints = map[string]string{
-	"net.IP":            "use a regular expression",
-	"net.IPv4":          `use =~"^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$"`,
-	"net.IPv6":          "use a regular expression",
-	"net.FQDN":          "use a regular expression",
-	"uuid.Valid":        `use =~"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"`,
-	"strings.HasPrefix": `write =~"^prefix" (quote regexp metacharacters)`,
-	"strings.HasSuffix": `write =~"suffix$" (quote regexp metacharacters)`,
-	"strings.Contains":  `write =~"text" (quote regexp metacharacters)`,
+	"net.IP":   "use a regular expression, or net.IPv4",
+	"net.IPv6": "use a regular expression",
+	"net.FQDN": "use a regular expression",
+}
+
+// uuidPattern is what uuid.Valid (github.com/google/uuid's Validate)
+// accepts: the hyphenated form, bare, braced or after a "urn:uuid:"
+// prefix in any case, or 32 hex digits.
+const uuidPattern = `^(?:(?:[uU][rR][nN]:[uU][uU][iI][dD]:)?` + uuidHyphenated + `|\{` + uuidHyphenated + `\}|[0-9a-fA-F]{32})$`
+
+const uuidHyphenated = `[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`
+
+// ipv4Pattern is a dotted-decimal IPv4 address as netip.ParseAddr reads
+// it (no leading zeros).
+const ipv4Pattern = `(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])`
+
+func byteSchema() map[string]any {
+	return map[string]any{"type": "integer", "minimum": json.Number("0"), "maximum": json.Number("255")}
+}
+
+// substring translates strings.HasPrefix, HasSuffix, Contains and
+// ContainsAny into a pattern on strings (they refuse every other kind).
+func (w *walker) substring(c cue.Value, name string, params []cue.Value, path string) any {
+	if len(params) != 1 {
+		w.refuse(c, path, name, "expects one argument", "")
+		return nil
+	}
+	arg, err := params[0].String()
+	if err != nil {
+		w.refuse(c, path, fmt.Sprintf("%v", c), "the argument is not a concrete string", "write the argument as a string literal")
+		return nil
+	}
+	var re string
+	switch name {
+	case "strings.HasPrefix":
+		re = "^" + regexp.QuoteMeta(arg)
+	case "strings.HasSuffix":
+		re = regexp.QuoteMeta(arg) + "$"
+	case "strings.Contains":
+		re = regexp.QuoteMeta(arg)
+	case "strings.ContainsAny":
+		if arg == "" {
+			return false
+		}
+		var b strings.Builder
+		b.WriteString("[")
+		for _, r := range arg {
+			if strings.ContainsRune(`\^-[]`, r) {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(r)
+		}
+		b.WriteString("]")
+		re = b.String()
+	}
+	out, ok := w.portableRegexp(c, path, re)
+	if !ok {
+		return nil
+	}
+	s := map[string]any{"type": "string"}
+	if out != "" {
+		s["pattern"] = out
+	}
+	return s
 }
 
 // builtinName is the name of the builtin a validator call calls
