@@ -102,6 +102,12 @@ type Options struct {
 	// every conjunct anew). Leave it unset unless that is proven, as the
 	// compiler does by scanning the contract's files.
 	NoStructValidators bool
+	// NoConditionalFields, when set, says that no source the values
+	// come from holds a comprehension, so the translator need not
+	// search the conjuncts of a struct for one that reads the struct's
+	// own fields (if kind == "child" {guardian!: string}). Leave it
+	// unset unless that is proven.
+	NoConditionalFields bool
 }
 
 // Warning is a construct translated exactly whose meaning is likely not

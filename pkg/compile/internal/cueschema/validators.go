@@ -95,6 +95,11 @@ func (w *walker) validated(v cue.Value, path string, depth int, m mode) (any, in
 	if err := v.Err(); err != nil && strings.Contains(err.Error(), "required field missing") && w.requiredFieldReference(v, path) {
 		return false, info{exact: true}
 	}
+	if names, comp, ok := w.conditionalFields(v); comp != nil && (len(names) > 0 || !ok) {
+		// Incomplete until the instance says which fields a
+		// comprehension yields.
+		return w.conditional(v, names, comp, ok, path, depth, m)
+	}
 	kind := cue.TopKind
 	var base []cue.Value
 	var kinds func(c cue.Value, d int)
@@ -107,7 +112,17 @@ func (w *walker) validated(v cue.Value, path string, depth int, m mode) (any, in
 				kinds(a, d+1)
 			}
 		default:
-			kind &= c.IncompleteKind()
+			k := c.IncompleteKind()
+			if k == cue.BottomKind {
+				// Incomplete by itself: its source says its kind.
+				switch exprSource(c).(type) {
+				case *ast.StructLit:
+					k = cue.StructKind
+				case *ast.ListLit:
+					k = cue.ListKind
+				}
+			}
+			kind &= k
 			base = append(base, c)
 		}
 	}

@@ -144,6 +144,13 @@ func (w *walker) valueInfo(v cue.Value, path string, depth int, m mode) (any, in
 	if v.IncompleteKind() != cue.BottomKind {
 		// Not an error (Err costs an evaluation context).
 	} else if err := v.Err(); err != nil {
+		if cue.IsIncomplete(err) {
+			if names, comp, ok := w.conditionalFields(v); comp != nil && (len(names) > 0 || !ok) {
+				// Incomplete until the instance says which fields
+				// a comprehension yields.
+				return w.conditional(v, names, comp, ok, path, depth, m)
+			}
+		}
 		if v.Validate() == nil || hasCall(v, 0) {
 			// A struct or list validator that fails on the value as
 			// written (matchN on a struct of optional fields): the
@@ -336,6 +343,12 @@ func builtinPackage(pkg cue.Value) string {
 
 // structure translates a struct value.
 func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, info) {
+	if names, comp, ok := w.conditionalFields(v); comp != nil && (len(names) > 0 || !ok) {
+		// Evaluation took the default's outcome of a comprehension
+		// that reads a field of this struct; the instance may choose
+		// another.
+		return w.conditional(v, names, comp, ok, path, depth, m)
+	}
 	if lit, ok := exprSource(v).(*ast.StructLit); ok {
 		// A default in a nested struct may copy a field of this one.
 		w.structs = append(w.structs, structFrame{src: lit, v: v})
