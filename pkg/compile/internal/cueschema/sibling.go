@@ -85,7 +85,7 @@ func (w *walker) siblingDefault(v, fv cue.Value, path string, depth int, m mode)
 			return nil, info{}, "", false
 		}
 		var out []any
-		for _, a := range w.t.closeArms(others) {
+		for _, a := range w.closeArms(others) {
 			out = append(out, w.value(a, path, depth+1, m))
 		}
 		w.warn(fv, path, "default-from-field", fmt.Sprintf("the default of %s copies %s: the schema lets %s be left out as CUE does, but JSON Schema has no keyword for a default taken from another field, so the runner does not fill it in (the handler sees %s absent)", path, ref, path, path), fmt.Sprintf("give %s a constant default, or make it required", path))

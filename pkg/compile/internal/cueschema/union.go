@@ -78,7 +78,7 @@ func (w *walker) union(v cue.Value, written []cue.Value, d cue.Value, hasDefault
 				written = armsOf(target)
 			}
 			if len(written) > 0 {
-				args = w.t.closeArms(written)
+				args = w.closeArms(written)
 			}
 		}
 	}
@@ -424,13 +424,26 @@ func (w *walker) same(a, b cue.Value, depth int) (any, bool) {
 	}
 	fa, ok1 := fieldMap(a)
 	fb, ok2 := fieldMap(b)
-	if !ok1 || !ok2 || len(fa) != len(fb) {
+	if !ok1 || !ok2 {
 		return nil, false
 	}
 	var need []any
+	for name, y := range fb {
+		if _, ok := fa[name]; !ok {
+			if need = w.oneSided(need, name, y, a); need == nil {
+				return nil, false
+			}
+		}
+	}
 	for name, x := range fa {
 		y, ok := fb[name]
-		if !ok || x.ct != y.ct {
+		if !ok {
+			if need = w.oneSided(need, name, x, b); need == nil {
+				return nil, false
+			}
+			continue
+		}
+		if x.ct != y.ct {
 			return nil, false
 		}
 		if x.v.Subsume(y.v) == nil && y.v.Subsume(x.v) == nil && (x.ct == cue.OptionalConstraint || sameDefault(x.v, y.v)) {
@@ -491,6 +504,24 @@ func structural(v cue.Value) cue.Value {
 		return v
 	}
 	return out
+}
+
+// oneSided extends need for a field only one of two surviving arms
+// declares: the other accepted the instance, so it is open, and both
+// results hold the instance's value of the field when the instance gives
+// it (a scalar: the declaring arm cannot complete it further); when the
+// instance leaves it out, one result has the field and the other not. It
+// returns nil when the two results can never be equal (the other arm is
+// closed to the field, or the field may hold a struct the declaring arm
+// completes).
+func (w *walker) oneSided(need []any, name string, f fieldInfo, other cue.Value) []any {
+	if f.v.IncompleteKind()&(cue.StructKind|cue.ListKind) != 0 || w.opened == 0 && !other.Allows(cue.Str(name)) {
+		return nil
+	}
+	if need == nil {
+		need = []any{}
+	}
+	return append(need, name)
 }
 
 type fieldInfo struct {
@@ -811,6 +842,15 @@ func (t *Translator) closeArms(arms []cue.Value) []cue.Value {
 }
 
 var wrapPath = cue.MakePath(cue.Def("W"))
+
+// closeArms is Translator.closeArms, except where a matchN or matchIf
+// opens the arms (see translateValidators).
+func (w *walker) closeArms(arms []cue.Value) []cue.Value {
+	if w.opened > 0 {
+		return arms
+	}
+	return w.t.closeArms(arms)
+}
 
 // writtenOr returns the value v is written as a disjunction in, and that
 // disjunction's source, following references to regular or hidden fields

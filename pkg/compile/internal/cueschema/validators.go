@@ -52,12 +52,25 @@ func (w *walker) conjunctValidators(v cue.Value, depth int, out *[]cue.Value) {
 	}
 }
 
-func (w *walker) translateValidators(v cue.Value, path string, depth int, m mode, out *[]any, inf *info) {
+// translateValidators translates the validators of struct or list v. It
+// reports whether one of them is matchN or matchIf, and whether v is
+// written as close({...}).
+//
+// CUE v0.17.1 opens a struct that matchN or matchIf validates, with every
+// struct literal inside it (fields, list elements, pattern values, arms,
+// embedded definitions), though not a definition it refers to as a value
+// nor a struct written close({...}): `#S: {a: int} & matchN(1, [{a:
+// int}])` accepts {"a": 1, "b": 2} (cue vet agrees). The schema follows.
+func (w *walker) translateValidators(v cue.Value, path string, depth int, m mode, out *[]any, inf *info) (opens, closes bool) {
 	if w.t.opts.NoStructValidators || plainLiteral(v) {
-		return
+		return false, false
 	}
 	var vs []cue.Value
 	w.conjunctValidators(v, 0, &vs)
+	// matchN and matchIf read v as CUE completes it (see structure).
+	prev := w.matchTarget
+	w.matchTarget = v
+	defer func() { w.matchTarget = prev }()
 	seen := map[string]bool{}
 	for _, c := range vs {
 		key := c.Pos().String() + "|" + fmt.Sprint(c)
@@ -66,20 +79,30 @@ func (w *walker) translateValidators(v cue.Value, path string, depth int, m mode
 		}
 		seen[key] = true
 		_, args := c.Expr()
+		if len(args) > 0 {
+			switch builtinName(c, args[0]) {
+			case "matchN", "matchIf":
+				opens = true
+			case "close":
+				closes = true
+			}
+		}
 		if x := w.call(c, args, path, depth, m); x != nil {
 			*out = append(*out, x)
 			// A validator may refuse the completed value.
 			inf.exact = false
 		}
 	}
+	return opens, closes
 }
 
-func (w *walker) structValidators(v cue.Value, path string, depth int, m mode, out *[]any, inf *info) {
-	w.translateValidators(v, path, depth, m, out, inf)
+func (w *walker) structValidators(v cue.Value, path string, depth int, m mode, out *[]any, inf *info) (opens, closes bool) {
+	return w.translateValidators(v, path, depth, m, out, inf)
 }
 
-func (w *walker) listValidators(v cue.Value, path string, depth int, m mode, out *[]any, inf *info) {
-	w.translateValidators(v, path, depth, m, out, inf)
+func (w *walker) listValidators(v cue.Value, path string, depth int, m mode, out *[]any, inf *info) (opens bool) {
+	opens, _ = w.translateValidators(v, path, depth, m, out, inf)
+	return opens
 }
 
 // validated translates a value whose evaluation failed on a validator that
@@ -155,7 +178,11 @@ func (w *walker) validated(v cue.Value, path string, depth int, m mode) (any, in
 }
 
 // matchArms returns the schemas of the list of matchN/matchIf arguments.
+// The arguments are open, as the struct they validate is (see
+// translateValidators).
 func (w *walker) matchArm(v cue.Value, path string, depth int) any {
+	w.opened++
+	defer func() { w.opened-- }()
 	return w.value(v, path, depth+1, modeMatch)
 }
 

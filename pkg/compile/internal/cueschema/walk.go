@@ -45,6 +45,14 @@ type walker struct {
 	root string
 	// structs are the struct literals being translated, outermost first.
 	structs []structFrame
+	// opened counts the structs and lists being translated that a
+	// matchN or matchIf validates: CUE opens the struct literals in them
+	// (see translateValidators).
+	opened int
+	// matchTarget is the value (a field of it, below the top of a
+	// struct argument) that the matchN or matchIf argument being
+	// translated validates.
+	matchTarget cue.Value
 }
 
 type structFrame struct {
@@ -188,7 +196,7 @@ func (w *walker) valueInfo(v cue.Value, path string, depth int, m mode) (any, in
 				// equality ignores closedness: *{a: int} | {a: int,
 				// ...}): what the default accepts, the arm does, so
 				// the arm alone says what is accepted.
-				return w.valueInfo(w.t.closeArms(arms)[0], path, depth, m)
+				return w.valueInfo(w.closeArms(arms)[0], path, depth, m)
 			}
 		}
 	}
@@ -357,7 +365,11 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 	s := map[string]any{"type": "object"}
 	inf := info{complete: true, exact: true}
 	var all []any // validators of the struct
-	w.structValidators(v, path, depth, m, &all, &inf)
+	opens, closes := w.structValidators(v, path, depth, m, &all, &inf)
+	if opens {
+		w.opened++
+		defer func() { w.opened-- }()
+	}
 	iter, err := v.Fields(cue.Optional(true), cue.Patterns(true))
 	if err != nil {
 		w.refuse(v, path, "this struct", "CUE cannot list its fields: "+oneLine(err), "")
@@ -398,6 +410,20 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 		name := sel.Unquoted()
 		declared = append(declared, name)
 		fp := joinPath(path, sel.String())
+		// A matchN or matchIf argument sees the value CUE completes:
+		// a field the instance leaves out holds its default.
+		target := cue.Value{}
+		if m == modeMatch && w.matchTarget.Exists() {
+			target = w.matchTarget.LookupPath(cue.MakePath(cue.Str(name)))
+			if target.Exists() && sel.ConstraintType() != cue.RequiredConstraint {
+				if d, ok := w.completion(target); ok && fv.Unify(d).Validate(cue.Concrete(true)) != nil {
+					// Left out, it does not match: it must be given.
+					required = append(required, name)
+				}
+			}
+		}
+		outer := w.matchTarget
+		w.matchTarget = target
 		ps, fi, needs, copied := w.siblingDefault(v, fv, fp, depth, m)
 		if copied {
 			// b: *a | int: CUE completes b from a, b may be left out
@@ -408,6 +434,7 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 		} else {
 			ps, fi = w.valueInfo(fv, fp, depth+1, m)
 		}
+		w.matchTarget = outer
 		if !fi.exact {
 			inf.exact = false
 		}
@@ -477,6 +504,9 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 	switch {
 	case anyLabel:
 		s["additionalProperties"] = anySchema
+	case w.opened > 0 && !closes:
+		// Opened by a matchN or matchIf around it (see
+		// translateValidators).
 	case !w.open(v, declared, patterns):
 		s["additionalProperties"] = false
 	}
@@ -505,6 +535,16 @@ func (w *walker) defaultEmptyList(v, arm cue.Value, path string, depth int, m mo
 		inf.exact = false
 	}
 	return s, inf
+}
+
+// completion returns the concrete value CUE gives v when an instance
+// leaves it out (a constant, a default, a struct of optional fields).
+func (w *walker) completion(v cue.Value) (cue.Value, bool) {
+	d, _ := v.Default()
+	if d.Validate(cue.Concrete(true)) != nil {
+		return cue.Value{}, false
+	}
+	return d, true
 }
 
 // explicitDefault reports whether v is a disjunction with a default
@@ -717,7 +757,10 @@ func (w *walker) list(v, elems cue.Value, path string, depth int, m mode) (any, 
 	s := map[string]any{"type": "array"}
 	inf := info{complete: true, exact: true}
 	var all []any
-	w.listValidators(v, path, depth, m, &all, &inf)
+	if w.listValidators(v, path, depth, m, &all, &inf) {
+		w.opened++
+		defer func() { w.opened-- }()
+	}
 	var prefix []any
 	fixed := -1 // unknown
 	if l, ok := exprSource(elems).(*ast.ListLit); ok {
