@@ -49,6 +49,8 @@ type walker struct {
 	// matchN or matchIf validates: CUE opens the struct literals in them
 	// (see translateValidators).
 	opened int
+	// at is the position of the field being translated.
+	at token.Pos
 	// matchTarget is the value (a field of it, below the top of a
 	// struct argument) that the matchN or matchIf argument being
 	// translated validates.
@@ -91,7 +93,13 @@ func (w *walker) warn(v cue.Value, path, rule, msg, hint string) {
 }
 
 func (w *walker) refuse(v cue.Value, path, construct, msg, hint string) {
-	w.refusals = append(w.refusals, &Refusal{Pos: v.Pos(), Path: path, Construct: construct, Message: msg, Hint: hint})
+	pos := v.Pos()
+	if !pos.IsValid() || pos.Filename() == "" {
+		// A builtin's value (net.IPv6) has no position of its own:
+		// the field holding it has.
+		pos = w.at
+	}
+	w.refusals = append(w.refusals, &Refusal{Pos: pos, Path: path, Construct: construct, Message: msg, Hint: hint})
 }
 
 // info is what the walk learns about a value besides its schema.
@@ -422,8 +430,11 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 				}
 			}
 		}
-		outer := w.matchTarget
+		outer, outerAt := w.matchTarget, w.at
 		w.matchTarget = target
+		if p := fv.Pos(); p.IsValid() {
+			w.at = p
+		}
 		ps, fi, needs, copied := w.siblingDefault(v, fv, fp, depth, m)
 		if copied {
 			// b: *a | int: CUE completes b from a, b may be left out
@@ -434,7 +445,7 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 		} else {
 			ps, fi = w.valueInfo(fv, fp, depth+1, m)
 		}
-		w.matchTarget = outer
+		w.matchTarget, w.at = outer, outerAt
 		if !fi.exact {
 			inf.exact = false
 		}
