@@ -259,10 +259,13 @@ func (w *walker) conditional(v cue.Value, names []string, comp *ast.Comprehensio
 			return refuse(fmt.Sprintf("it reads %s, which is not one of a few constants, so which fields exist depends on the instance in a way JSON Schema cannot follow", name))
 		}
 		cs = append(cs, choice{name, vals, def, hasDef})
-		if n *= len(vals); n > maxConditionalArms {
-			return refuse(fmt.Sprintf("the fields it reads combine into more than %d cases", maxConditionalArms))
+		if n *= len(vals); n*max(w.condCases, 1) > maxConditionalArms {
+			return refuse(fmt.Sprintf("the fields it reads combine into more than %d cases (with those of the conditional fields around it, whose cases each repeat it)", maxConditionalArms))
 		}
 	}
+	outer := w.condCases
+	w.condCases = max(outer, 1) * n
+	defer func() { w.condCases = outer }()
 	var arms []any
 	inf := info{complete: false, exact: false}
 	idx := make([]int, len(cs))

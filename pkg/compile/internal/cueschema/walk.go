@@ -49,6 +49,9 @@ type walker struct {
 	// matchN or matchIf validates: CUE opens the struct literals in them
 	// (see translateValidators).
 	opened int
+	// condCases is the product of the cases of the conditional fields
+	// being expanded (0 or 1 outside them; see conditional).
+	condCases int
 	// at is the position of the field being translated.
 	at token.Pos
 	// matchTarget is the value (a field of it, below the top of a
