@@ -56,11 +56,15 @@ func (w *walker) conjunctValidators(v cue.Value, depth int, out *[]cue.Value) {
 // reports whether one of them is matchN or matchIf, and whether v is
 // written as close({...}).
 //
-// CUE v0.17.1 opens a struct that matchN or matchIf validates, with every
-// struct literal inside it (fields, list elements, pattern values, arms,
-// embedded definitions), though not a definition it refers to as a value
-// nor a struct written close({...}): `#S: {a: int} & matchN(1, [{a:
-// int}])` accepts {"a": 1, "b": 2} (cue vet agrees). The schema follows.
+// CUE v0.17.1 opens a struct that matchN or matchIf validates, and the
+// elements of a list a list validator (list.MaxItems, list.UniqueItems,
+// …) validates, with every struct literal inside them (fields, list
+// elements, pattern values, arms, embedded definitions), though not a
+// definition they refer to as a value nor a struct written close({...}):
+// `#S: {a: int} & matchN(1, [{a: int}])` accepts {"a": 1, "b": 2}, and
+// `[...{id: int}] & list.MaxItems(2)` accepts [{"id": 1, "x": 2}] (cue
+// vet agrees). struct.MinFields and MaxFields do not open. The schema
+// follows.
 func (w *walker) translateValidators(v cue.Value, path string, depth int, m mode, out *[]any, inf *info) (opens, closes bool) {
 	if w.t.opts.NoStructValidators || plainLiteral(v) {
 		return false, false
@@ -80,10 +84,10 @@ func (w *walker) translateValidators(v cue.Value, path string, depth int, m mode
 		seen[key] = true
 		_, args := c.Expr()
 		if len(args) > 0 {
-			switch builtinName(c, args[0]) {
-			case "matchN", "matchIf":
+			switch name := builtinName(c, args[0]); {
+			case name == "matchN" || name == "matchIf" || strings.HasPrefix(name, "list."):
 				opens = true
-			case "close":
+			case name == "close":
 				closes = true
 			}
 		}

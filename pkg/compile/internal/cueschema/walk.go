@@ -405,7 +405,9 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 			if probe, ok := patternProbe(sel.Pattern(), re, v); ok {
 				filled := v.FillPath(cue.MakePath(cue.Str(probe)), v.Context().CompileString("_"))
 				if pv := filled.LookupPath(cue.MakePath(cue.Str(probe))); pv.Exists() {
-					fv = pv
+					// (In an arm of a disjunction the filled label
+					// may not get the pattern's value: keep it.)
+					fv = pv.Unify(fv)
 				}
 			}
 			ps := w.value(fv, joinPath(path, "["+fmt.Sprint(sel.Pattern())+"]"), depth+1, m)
@@ -535,16 +537,19 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 // own conjuncts show). The arm decides, and [] is accepted too when the
 // arm's validators refuse it (list.MinItems(1)): the default arm gives it.
 func (w *walker) defaultEmptyList(v, arm cue.Value, path string, depth int, m mode) (any, info) {
+	written := arm
 	if !w.t.opts.NoStructValidators {
 		// The evaluated arm has lost its conjuncts; the written one
-		// has them.
+		// has them (but, built on its own, not the closedness of the
+		// definition around it, which the evaluated arm's elements
+		// keep).
 		if op, args := v.Expr(); op == cue.NoOp && len(args) == 1 && args[0].IncompleteKind() == cue.ListKind {
-			arm = args[0]
+			written = args[0]
 		}
 	}
-	s, inf := w.list(arm, arm, path, depth, m)
+	s, inf := w.list(written, arm, path, depth, m)
 	inf.complete = true
-	if s != true && arm.Unify(v.Context().CompileString("[]")).Validate(cue.Concrete(true)) != nil {
+	if s != true && written.Unify(v.Context().CompileString("[]")).Validate(cue.Concrete(true)) != nil {
 		s = anyOf([]any{map[string]any{"type": "array", "maxItems": json.Number("0")}, s})
 		inf.exact = false
 	}
