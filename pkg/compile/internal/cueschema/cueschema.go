@@ -209,6 +209,9 @@ type defEntry struct {
 	pdeps    []string // keys its partial form refers to
 	done     bool
 	pdone    bool
+	// complete: 0 unknown, 1 no, 2 CUE completes the definition by
+	// itself (a struct of optional fields).
+	complete int8
 }
 
 // New returns a Translator.

@@ -153,8 +153,16 @@ func (w *walker) valueInfo(v cue.Value, path string, depth int, m mode) (any, in
 		return true, info{}
 	}
 	if depth > 0 {
-		if s, ok := w.defRef(v, path, m, depth); ok {
-			return s, info{complete: false, exact: false}
+		if s, e, ok := w.defRef(v, path, m, depth); ok {
+			// A definition CUE completes by itself (a struct of
+			// optional fields) completes a field referring to it.
+			if e.complete == 0 {
+				e.complete = 1
+				if _, ok := w.completion(e.value); ok {
+					e.complete = 2
+				}
+			}
+			return s, info{complete: e.complete == 2, exact: false}
 		}
 		if w.siblingRef(v, path) {
 			return false, info{}
@@ -170,10 +178,11 @@ func (w *walker) valueInfo(v cue.Value, path string, depth int, m mode) (any, in
 				return w.conditional(v, names, comp, ok, path, depth, m)
 			}
 		}
-		if v.Validate() == nil || hasCall(v, 0) {
+		if v.Validate() == nil || hasCall(v, 0) || isLiteral(exprSource(v)) {
 			// A struct or list validator that fails on the value as
-			// written (matchN on a struct of optional fields): the
-			// conjuncts say what it is.
+			// written (matchN on a struct of optional fields), maybe
+			// in a field of a struct literal: the conjuncts say what
+			// it is.
 			return w.validated(v, path, depth, m)
 		}
 		// A conflict: no value is accepted (an optional field x?: _|_
@@ -250,9 +259,9 @@ func defKey(root cue.Value, p cue.Path) string {
 
 // defRef returns the $ref to a definition when v is exactly a reference
 // to one.
-func (w *walker) defRef(v cue.Value, path string, m mode, depth int) (any, bool) {
+func (w *walker) defRef(v cue.Value, path string, m mode, depth int) (any, *defEntry, bool) {
 	if literal(v) {
-		return nil, false
+		return nil, nil, false
 	}
 	root, p := v.ReferencePath()
 	if !root.Exists() && depth == 1 && strings.HasPrefix(path, "[") {
@@ -273,18 +282,18 @@ func (w *walker) defRef(v cue.Value, path string, m mode, depth int) (any, bool)
 		}
 	}
 	if !root.Exists() {
-		return nil, false
+		return nil, nil, false
 	}
 	sels := p.Selectors()
 	if len(sels) == 0 || !sels[len(sels)-1].IsDefinition() {
-		return nil, false
+		return nil, nil, false
 	}
 	if builtinPackage(root) != "" {
-		return nil, false
+		return nil, nil, false
 	}
 	target := root.LookupPath(p)
 	if !target.Exists() {
-		return nil, false
+		return nil, nil, false
 	}
 	key := defKey(root, p)
 	e := w.t.defs[key]
@@ -302,7 +311,7 @@ func (w *walker) defRef(v cue.Value, path string, m mode, depth int) (any, bool)
 	} else {
 		w.refs[key] = true
 	}
-	return map[string]any{"$ref": "#/$defs/" + pointerFragment(name)}, true
+	return map[string]any{"$ref": "#/$defs/" + pointerFragment(name)}, e, true
 }
 
 // defName picks the $defs name of the definition at p of root: its path
@@ -391,12 +400,38 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 	var patterns []pattern
 	var declared []string
 	anyLabel := false
+	type entry struct {
+		sel cue.Selector
+		fv  cue.Value
+		re  string
+		ok  bool
+	}
+	var entries []entry
+	// CUE v0.17.1 opens the contents of a list field that a pattern
+	// constraint whose value is _ ([string]: _) applies to: {c:
+	// [...{id: int}], [string]: _} accepts {"c": [{"id": 1, "x": 2}]}
+	// (cue vet agrees; a struct field stays closed).
+	var topPatterns []*regexp.Regexp
+	anyTop := false
 	for iter.Next() {
-		sel := iter.Selector()
-		fv := iter.Value()
+		en := entry{sel: iter.Selector(), fv: iter.Value()}
+		if en.sel.ConstraintType() == cue.PatternConstraint {
+			en.re, en.ok = w.labelPattern(en.sel.Pattern(), path)
+			if en.ok && en.fv.IncompleteKind() == cue.TopKind && !en.fv.IsConcrete() {
+				if en.re == "" {
+					anyTop = true
+				} else if r, err := regexp.Compile(en.re); err == nil {
+					topPatterns = append(topPatterns, r)
+				}
+			}
+		}
+		entries = append(entries, en)
+	}
+	for _, en := range entries {
+		sel, fv := en.sel, en.fv
 		switch sel.ConstraintType() {
 		case cue.PatternConstraint:
-			re, ok := w.labelPattern(sel.Pattern(), path)
+			re, ok := en.re, en.ok
 			if !ok {
 				continue
 			}
@@ -435,10 +470,13 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 				}
 			}
 		}
-		outer, outerAt := w.matchTarget, w.at
+		outer, outerAt, outerOpened := w.matchTarget, w.at, w.opened
 		w.matchTarget = target
 		if p := fv.Pos(); p.IsValid() {
 			w.at = p
+		}
+		if fv.IncompleteKind()&cue.ListKind != 0 && (anyTop || slices.ContainsFunc(topPatterns, func(r *regexp.Regexp) bool { return r.MatchString(name) })) {
+			w.opened++
 		}
 		ps, fi, needs, copied := w.siblingDefault(v, fv, fp, depth, m)
 		if copied {
@@ -450,7 +488,7 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 		} else {
 			ps, fi = w.valueInfo(fv, fp, depth+1, m)
 		}
-		w.matchTarget, w.at = outer, outerAt
+		w.matchTarget, w.at, w.opened = outer, outerAt, outerOpened
 		if !fi.exact {
 			inf.exact = false
 		}
@@ -523,6 +561,13 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 	case w.opened > 0 && !closes:
 		// Opened by a matchN or matchIf around it (see
 		// translateValidators).
+	case v.IncompleteKind() == cue.BottomKind:
+		// An error by itself (a validator in it fails on the value as
+		// written): Allows says nothing, the source does. A struct in
+		// a definition is closed unless written open.
+		if lit, ok := exprSource(v).(*ast.StructLit); !ok || !hasEllipsis(lit) {
+			s["additionalProperties"] = false
+		}
 	case !w.open(v, declared, patterns):
 		s["additionalProperties"] = false
 	}
@@ -554,6 +599,25 @@ func (w *walker) defaultEmptyList(v, arm cue.Value, path string, depth int, m mo
 		inf.exact = false
 	}
 	return s, inf
+}
+
+// hasEllipsis reports whether struct literal lit is written open (...).
+func hasEllipsis(lit *ast.StructLit) bool {
+	for _, d := range lit.Elts {
+		if _, ok := d.(*ast.Ellipsis); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// isLiteral reports whether e is a struct or list literal.
+func isLiteral(e ast.Expr) bool {
+	switch e.(type) {
+	case *ast.StructLit, *ast.ListLit:
+		return true
+	}
+	return false
 }
 
 // completion returns the concrete value CUE gives v when an instance
