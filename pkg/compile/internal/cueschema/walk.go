@@ -178,7 +178,7 @@ func (w *walker) valueInfo(v cue.Value, path string, depth int, m mode) (any, in
 				return w.conditional(v, names, comp, ok, path, depth, m)
 			}
 		}
-		if v.Validate() == nil || hasCall(v, 0) || isLiteral(exprSource(v)) {
+		if v.Validate() == nil || hasCall(v, 0) || w.validatorFailure(v, 0) {
 			// A struct or list validator that fails on the value as
 			// written (matchN on a struct of optional fields), maybe
 			// in a field of a struct literal: the conjuncts say what
@@ -505,7 +505,9 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 		case cue.RequiredConstraint:
 			inf.complete = false
 			inf.exact = false
-			if m != modePartial {
+			if m != modePartial || fv.IncompleteKind() == cue.BottomKind {
+				// (Left out, a value a validator fails on as
+				// written conflicts: the arm needs it given.)
 				required = append(required, name)
 			}
 		default:
@@ -516,7 +518,7 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 			} else {
 				inf.complete = false
 				inf.exact = false
-				if m == modeFull {
+				if m == modeFull || m == modePartial && fv.IncompleteKind() == cue.BottomKind {
 					required = append(required, name)
 				}
 			}
@@ -609,6 +611,36 @@ func hasEllipsis(lit *ast.StructLit) bool {
 		}
 	}
 	return false
+}
+
+// validatorFailure reports whether v is an error only because a
+// validator in it fails on the value as written (matchN over optional
+// fields), which an instance may still satisfy, rather than a conflict
+// no instance can mend: v calls a validator, or v is a struct literal
+// whose erroneous regular fields are such values.
+func (w *walker) validatorFailure(v cue.Value, depth int) bool {
+	if depth > 8 {
+		return false
+	}
+	if hasCall(v, 0) {
+		return true
+	}
+	if _, ok := exprSource(v).(*ast.StructLit); !ok {
+		return false
+	}
+	iter, err := v.Fields(cue.Optional(true))
+	if err != nil {
+		return false
+	}
+	for iter.Next() {
+		if iter.Selector().ConstraintType() == cue.OptionalConstraint {
+			continue
+		}
+		if fv := iter.Value(); fv.IncompleteKind() == cue.BottomKind && !w.validatorFailure(fv, depth+1) {
+			return false
+		}
+	}
+	return true
 }
 
 // isLiteral reports whether e is a struct or list literal.
