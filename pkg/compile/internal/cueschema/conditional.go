@@ -20,9 +20,10 @@ import (
 // a bool), the struct is the disjunction of the struct with each
 // combination of them filled in: CUE evaluates each one exactly, and the
 // arms are disjoint (each holds its constants). An arm whose constant is
-// not the field's default needs the field given, even as an arm of an
-// enclosing disjunction: left out, the comprehension eliminates the arm
-// rather than leaving it incomplete. Anything else is refused.
+// not the field's default needs the field given, even as (a struct in)
+// an arm of an enclosing disjunction: left out, the comprehension
+// eliminates the arm rather than leaving it incomplete — unless it sits in
+// a list element of the arm. Anything else is refused.
 
 // maxConditionalArms bounds the combinations a struct's conditional
 // fields expand into.
@@ -281,10 +282,11 @@ func (w *walker) conditional(v cue.Value, names []string, comp *ast.Comprehensio
 			}
 		}
 		s, ai := w.valueInfo(a, path, depth+1, m)
-		if len(need) > 0 {
-			// (In every mode: a comprehension whose field is left
-			// out does not make the struct merely incomplete, it
-			// eliminates it as an arm of a disjunction.)
+		if len(need) > 0 && (m != modePartial || w.listElems == 0) {
+			// (In the partial form too: a comprehension whose field
+			// is left out eliminates the arm of a disjunction it is
+			// in, unless it sits in a list element, which it only
+			// leaves incomplete.)
 			// The field filled in is concrete in the case, so it
 			// carries its value as a default: not so in a case the
 			// instance must choose.

@@ -150,6 +150,11 @@ func (w *walker) union(v cue.Value, written []cue.Value, d cue.Value, hasDefault
 		// out with it.
 		inf.complete = true
 	}
+	// A comprehension left unresolved eliminates an arm unless it sits
+	// in a list element within the arm (see conditional).
+	outerElems := w.listElems
+	w.listElems = 0
+	defer func() { w.listElems = outerElems }()
 	if scalar || m != modeFull {
 		var out []any
 		for _, a := range arms {
@@ -444,7 +449,13 @@ func (w *walker) same(a, b cue.Value, depth int) (any, bool) {
 			continue
 		}
 		if x.ct != y.ct {
-			return nil, false
+			// (o: int, o!: int, o?: int) Equal when the instance
+			// gives the field: both hold its value.
+			if _, always := w.same(x.v, y.v, depth+1); !always {
+				return nil, false
+			}
+			need = append(need, name)
+			continue
 		}
 		if x.v.Subsume(y.v) == nil && y.v.Subsume(x.v) == nil && (x.ct == cue.OptionalConstraint || sameDefault(x.v, y.v)) {
 			// (Subsumption ignores defaults, which complete a

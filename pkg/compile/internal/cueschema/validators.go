@@ -170,6 +170,12 @@ func (w *walker) validated(v cue.Value, path string, depth int, m mode) (any, in
 		s, inf := w.list(v, elems, path, depth, m)
 		inf.complete = false
 		return s, inf
+	case cue.BottomKind:
+		if len(base) > 1 {
+			// Its conjuncts have no kind in common (int & {…}): a
+			// conflict, no value is accepted.
+			return false, info{exact: true}
+		}
 	}
 	if err := v.Err(); err != nil {
 		if strings.Contains(err.Error(), "non-concrete value") {

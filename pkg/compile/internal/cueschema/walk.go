@@ -52,6 +52,9 @@ type walker struct {
 	// condCases is the product of the cases of the conditional fields
 	// being expanded (0 or 1 outside them; see conditional).
 	condCases int
+	// listElems counts the list elements being translated within the
+	// innermost disjunction arm (see conditional).
+	listElems int
 	// at is the position of the field being translated.
 	at token.Pos
 	// matchTarget is the value (a field of it, below the top of a
@@ -400,12 +403,6 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 	var patterns []pattern
 	var declared []string
 	anyLabel := false
-	type entry struct {
-		sel cue.Selector
-		fv  cue.Value
-		re  string
-		ok  bool
-	}
 	var entries []entry
 	// CUE v0.17.1 opens the contents of a list field that a pattern
 	// constraint whose value is _ ([string]: _) applies to: {c:
@@ -413,8 +410,20 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 	// (cue vet agrees; a struct field stays closed).
 	var topPatterns []*regexp.Regexp
 	anyTop := false
+	retried := false
 	for iter.Next() {
 		en := entry{sel: iter.Selector(), fv: iter.Value()}
+		if !retried && en.sel.ConstraintType() != cue.PatternConstraint && en.fv.IncompleteKind() == cue.BottomKind && notAllowedArtifact(v, en) {
+			// See notAllowedArtifact: start again from v & {}.
+			retried = true
+			v = v.Unify(v.Context().CompileString("{}"))
+			if iter, err = v.Fields(cue.Optional(true), cue.Patterns(true)); err != nil {
+				w.refuse(v, path, "this struct", "CUE cannot list its fields: "+oneLine(err), "")
+				return false, info{}
+			}
+			entries, topPatterns, anyTop = nil, nil, false
+			continue
+		}
 		if en.sel.ConstraintType() == cue.PatternConstraint {
 			en.re, en.ok = w.labelPattern(en.sel.Pattern(), path)
 			if en.ok && en.fv.IncompleteKind() == cue.TopKind && !en.fv.IsConcrete() {
@@ -641,6 +650,24 @@ func (w *walker) validatorFailure(v cue.Value, depth int) bool {
 		}
 	}
 	return true
+}
+
+// entry is a field or pattern of a struct being translated.
+type entry struct {
+	sel cue.Selector
+	fv  cue.Value
+	re  string
+	ok  bool
+}
+
+// notAllowedArtifact reports whether field en of struct v is evaluated
+// as "field not allowed" though v allows it: CUE v0.17.1 evaluates so a
+// list element {#D1, e?: float} in a definition that embeds another,
+// while an instance unified with the whole is not refused. v unified
+// with {} has the field's value back.
+func notAllowedArtifact(v cue.Value, en entry) bool {
+	err := en.fv.Err()
+	return err != nil && strings.Contains(err.Error(), "field not allowed") && v.Allows(cue.Str(en.sel.Unquoted()))
 }
 
 // isLiteral reports whether e is a struct or list literal.
@@ -906,7 +933,9 @@ func (w *walker) list(v, elems cue.Value, path string, depth int, m mode) (any, 
 			w.refuse(v, path, "a list of more than 10000 fixed elements", "too large to translate", "use [...T] with list.MaxItems")
 			return false, info{}
 		}
+		w.listElems++
 		es, ei := w.valueInfo(ev, joinPath(path, fmt.Sprintf("[%d]", i)), depth+1, m)
+		w.listElems--
 		if !ei.complete {
 			inf.complete = false
 		}
@@ -921,7 +950,9 @@ func (w *walker) list(v, elems cue.Value, path string, depth int, m mode) (any, 
 		s["minItems"] = json.Number(fmt.Sprint(len(prefix)))
 	}
 	if rest.Exists() {
+		w.listElems++
 		rs, ri := w.valueInfo(rest, joinPath(path, "[_]"), depth+1, m)
+		w.listElems--
 		if !ri.exact {
 			inf.exact = false
 		}
