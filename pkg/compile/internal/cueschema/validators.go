@@ -128,6 +128,7 @@ func (w *walker) validated(v cue.Value, path string, depth int, m mode) (any, in
 		return w.conditional(v, names, comp, ok, path, depth, m)
 	}
 	kind := cue.TopKind
+	unknown := false
 	var base []cue.Value
 	var kinds func(c cue.Value, d int)
 	kinds = func(c cue.Value, d int) {
@@ -148,6 +149,9 @@ func (w *walker) validated(v cue.Value, path string, depth int, m mode) (any, in
 				case *ast.ListLit:
 					k = cue.ListKind
 				}
+			}
+			if k == cue.BottomKind {
+				unknown = true // (<=pages: incomplete, no kind of its own)
 			}
 			kind &= k
 			base = append(base, c)
@@ -171,7 +175,7 @@ func (w *walker) validated(v cue.Value, path string, depth int, m mode) (any, in
 		inf.complete = false
 		return s, inf
 	case cue.BottomKind:
-		if len(base) > 1 {
+		if len(base) > 1 && !unknown {
 			// Its conjuncts have no kind in common (int & {…}): a
 			// conflict, no value is accepted.
 			return false, info{exact: true}
