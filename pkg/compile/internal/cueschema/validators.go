@@ -142,13 +142,9 @@ func (w *walker) validated(v cue.Value, path string, depth int, m mode) (any, in
 		default:
 			k := c.IncompleteKind()
 			if k == cue.BottomKind {
-				// Incomplete by itself: its source says its kind.
-				switch exprSource(c).(type) {
-				case *ast.StructLit:
-					k = cue.StructKind
-				case *ast.ListLit:
-					k = cue.ListKind
-				}
+				// An error by itself: its source, or that of the
+				// value it refers to, says its kind.
+				k = sourceKind(c)
 			}
 			if k == cue.BottomKind {
 				unknown = true // (<=pages: incomplete, no kind of its own)
@@ -182,6 +178,11 @@ func (w *walker) validated(v cue.Value, path string, depth int, m mode) (any, in
 		}
 	}
 	if err := v.Err(); err != nil {
+		if !cue.IsIncomplete(err) && !strings.Contains(err.Error(), "non-concrete value") {
+			// A conflict (int & strings.HasPrefix("a")): no value is
+			// accepted, as CUE accepts none.
+			return false, info{exact: true}
+		}
 		if strings.Contains(err.Error(), "non-concrete value") {
 			w.refuse(v, path, fmt.Sprintf("the value %v", v), "it depends on another field's value (a reference to a sibling value), which JSON Schema cannot express", "compare with a constant, or repeat the constraint")
 		} else {
@@ -189,6 +190,31 @@ func (w *walker) validated(v cue.Value, path string, depth int, m mode) (any, in
 		}
 	}
 	return false, info{}
+}
+
+// sourceKind is the kind v's source (or, for a reference, the source of
+// the value it refers to) is written as: a struct or list literal
+// (BottomKind when it says nothing).
+func sourceKind(v cue.Value) cue.Kind {
+	for range 8 {
+		switch exprSource(v).(type) {
+		case *ast.StructLit:
+			return cue.StructKind
+		case *ast.ListLit:
+			return cue.ListKind
+		case *ast.Ident, *ast.SelectorExpr:
+			root, p := v.ReferencePath()
+			if !root.Exists() || len(p.Selectors()) == 0 {
+				return cue.BottomKind
+			}
+			if v = root.LookupPath(p); !v.Exists() {
+				return cue.BottomKind
+			}
+			continue
+		}
+		return cue.BottomKind
+	}
+	return cue.BottomKind
 }
 
 // matchArms returns the schemas of the list of matchN/matchIf arguments.
