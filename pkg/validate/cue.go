@@ -22,26 +22,48 @@ import (
 //     time.Time), "date" is time.Parse(time.DateOnly), "go-time:LAYOUT" is
 //     time.Parse(LAYOUT) (CUE's time.Format(LAYOUT)); "int64", "uint64",
 //     "int128", "uint128", "double" and "float" are the exact ranges of
-//     CUE's int64, uint64, int128, uint128, float64 and float32.
+//     CUE's int64, uint64, int128, uint128, float64 and float32, and
+//     NAME-lower and NAME-upper one bound of them (int & <= 2^63-1).
 //
 // The first two are options of the engine (engine.Options.IntegerLiterals
 // and UniqueKinds), the formats are the table in formats.go.
 var cueReading = engine.Options{Format: formatFor, IntegerLiterals: true, UniqueKinds: true}
 
-// rangeFormat asserts that a number lies in [lo, hi] (lo "" for 0),
-// compared exactly on the number's text.
+// rangeFormat asserts that a number lies in [lo, hi] (lo or hi "" for
+// no bound on that side), compared exactly on the number's text.
 func rangeFormat(name, lo, hi string) *format {
-	low, hiN := mustNumber(lo), mustNumber(hi)
+	var low, hiN engine.Number
+	if lo != "" {
+		low = mustNumber(lo)
+	}
+	if hi != "" {
+		hiN = mustNumber(hi)
+	}
+	what := fmt.Sprintf("range [%s, %s]", lo, hi)
+	switch {
+	case lo == "":
+		what = "range (<= " + hi + ")"
+	case hi == "":
+		what = "range (>= " + lo + ")"
+	}
 	return &format{Name: name, Validate: func(v any) error {
-		c, isNum := engine.CompareValue(v, low)
-		if !isNum {
-			return nil
+		if lo != "" {
+			c, isNum := engine.CompareValue(v, low)
+			if !isNum {
+				return nil
+			}
+			if c < 0 {
+				return fmt.Errorf("out of the %s %s", name, what)
+			}
 		}
-		if c < 0 {
-			return fmt.Errorf("out of the %s range [%s, %s]", name, lo, hi)
-		}
-		if c, _ := engine.CompareValue(v, hiN); c > 0 {
-			return fmt.Errorf("out of the %s range [%s, %s]", name, lo, hi)
+		if hi != "" {
+			c, isNum := engine.CompareValue(v, hiN)
+			if !isNum {
+				return nil
+			}
+			if c > 0 {
+				return fmt.Errorf("out of the %s %s", name, what)
+			}
 		}
 		return nil
 	}}

@@ -136,6 +136,12 @@ func (w *walker) scalar(v, e cue.Value, eop cue.Op, eargs []cue.Value, path stri
 		}
 	}
 	walkC(e, 0)
+	for _, u := range []string{"uint64", "uint128"} {
+		// uint64 is >=0 & <=2^64-1: its format says both.
+		if s["format"] == u+"-upper" && s["minimum"] == json.Number("0") {
+			s["format"] = u
+		}
+	}
 	return mergeInto(s, extra), info{complete: false, exact: true}
 }
 
@@ -222,11 +228,18 @@ func (w *walker) boundNumber(c cue.Value, op cue.Op, text, path string, s map[st
 	if f := typeBoundFormat(op, text); f != "" {
 		// The bound of int64, uint64, float64, …: a format our
 		// validator asserts exactly (the bound itself is beyond what a
-		// JSON Schema number states exactly).
-		if old, ok := s["format"]; ok && old != f {
-			s["allOf"] = append(asList(s["allOf"]), map[string]any{"format": f})
+		// JSON Schema number states exactly). One bound alone is the
+		// format of that side (int64-upper: <= 2^63-1); both are the
+		// type's (int64).
+		side := "-upper"
+		if op == cue.GreaterThanEqualOp {
+			side = "-lower"
+		}
+		other := map[string]string{"-upper": "-lower", "-lower": "-upper"}[side]
+		if removeFormat(s, f+other) {
+			addFormat(s, f)
 		} else {
-			s["format"] = f
+			addFormat(s, f+side)
 		}
 		return
 	}
@@ -246,6 +259,38 @@ func (w *walker) boundNumber(c cue.Value, op cue.Op, text, path string, s map[st
 		return
 	}
 	s[kw] = n
+}
+
+// addFormat adds the format assertion f to s (in allOf when s has
+// another).
+func addFormat(s map[string]any, f string) {
+	if old, ok := s["format"]; ok && old != f {
+		s["allOf"] = append(asList(s["allOf"]), map[string]any{"format": f})
+	} else {
+		s["format"] = f
+	}
+}
+
+// removeFormat removes the format assertion f from s and reports whether
+// s had it.
+func removeFormat(s map[string]any, f string) bool {
+	if s["format"] == f {
+		delete(s, "format")
+		return true
+	}
+	all := asList(s["allOf"])
+	for i, x := range all {
+		if m, ok := x.(map[string]any); ok && len(m) == 1 && m["format"] == f {
+			all = append(all[:i:i], all[i+1:]...)
+			if len(all) == 0 {
+				delete(s, "allOf")
+			} else {
+				s["allOf"] = all
+			}
+			return true
+		}
+	}
+	return false
 }
 
 func asList(v any) []any {
