@@ -460,13 +460,30 @@ func (w *walker) call(c cue.Value, args []cue.Value, path string, depth int, m m
 		return w.substring(c, name, params, path)
 	case "uuid.Valid":
 		return map[string]any{"type": "string", "pattern": uuidPattern}
-	case "net.IPv4":
-		// A string (Go's netip.ParseAddr: four decimal fields 0–255,
-		// no leading zeros), or a list of four bytes.
-		return map[string]any{"anyOf": []any{
-			map[string]any{"type": "string", "pattern": "^" + ipv4Pattern + "$"},
-			map[string]any{"type": "array", "items": byteSchema(), "minItems": json.Number("4"), "maxItems": json.Number("4")},
-		}}
+	case "net.IPv4", "net.IPv6", "net.IP":
+		// A string as Go's netip.ParseAddr reads it (IPv4: four
+		// decimal fields 0–255, no leading zeros; IPv6: RFC 4291 text
+		// with an optional %zone), or a list of bytes (4 for IPv4, 16
+		// for IPv6).
+		var text string
+		var lens []int
+		switch name {
+		case "net.IPv4":
+			text, lens = ipv4Pattern, []int{4}
+		case "net.IPv6":
+			text, lens = ipv6Pattern, []int{16}
+		default:
+			text, lens = "(?:"+ipv4Pattern+"|"+ipv6Pattern+")", []int{4, 16}
+		}
+		re, ok := w.portableRegexp(c, path, "^"+text+"$")
+		if !ok {
+			return nil
+		}
+		arms := []any{map[string]any{"type": "string", "pattern": re}}
+		for _, n := range lens {
+			arms = append(arms, map[string]any{"type": "array", "items": byteSchema(), "minItems": json.Number(fmt.Sprint(n)), "maxItems": json.Number(fmt.Sprint(n))})
+		}
+		return map[string]any{"anyOf": arms}
 	case "time.Time":
 		return map[string]any{"format": "date-time"}
 	case "time.Format":
@@ -506,16 +523,50 @@ func (w *walker) call(c cue.Value, args []cue.Value, path string, depth int, m m
 }
 
 var builtinDecisions = map[string]string{
-	"net.IP":   `it accepts IPv4 and IPv6 text and byte lists, and Go's IPv6 parser (zones, embedded IPv4) has no exact JSON Schema form`,
-	"net.IPv6": `Go's IPv6 parser (zones, embedded IPv4) has no exact JSON Schema form`,
 	"net.FQDN": `the "hostname" format refuses the trailing-dot names FQDN accepts`,
 }
 
 var builtinHints = map[string]string{
-	"net.IP":   "use a regular expression, or net.IPv4",
-	"net.IPv6": "use a regular expression",
 	"net.FQDN": "use a regular expression",
 }
+
+// ipv6Pattern is an IPv6 address as netip.ParseAddr reads it: eight
+// groups of one to four hex digits, or fewer around one "::" standing
+// for at least one zero group, the last two groups maybe written as a
+// dotted IPv4 address, then maybe "%" and a non-empty zone (any text).
+var ipv6Pattern = func() string {
+	const h = "[0-9a-fA-F]{1,4}"
+	groups := func(n int, tail bool) string {
+		// n groups: "h:h:…:h", or with tail "h:…:h:" (each followed
+		// by a colon).
+		if n == 0 {
+			return ""
+		}
+		if tail {
+			return fmt.Sprintf("(?:%s:){%d}", h, n)
+		}
+		if n == 1 {
+			return h
+		}
+		return fmt.Sprintf("%s(?::%s){%d}", h, h, n-1)
+	}
+	var alts []string
+	// Without "::": 8 groups, or 6 and an IPv4 address.
+	alts = append(alts, groups(8, false), groups(6, true)+ipv4Pattern)
+	// With "::": a groups before, b after, a+b <= 7 (or <= 5 before an
+	// IPv4 address).
+	for a := 0; a <= 7; a++ {
+		for b := 0; a+b <= 7; b++ {
+			alts = append(alts, groups(a, false)+"::"+groups(b, false))
+		}
+	}
+	for a := 0; a <= 5; a++ {
+		for b := 0; a+b <= 5; b++ {
+			alts = append(alts, groups(a, false)+"::"+groups(b, true)+ipv4Pattern)
+		}
+	}
+	return "(?:" + strings.Join(alts, "|") + ")(?:%(?s:.+))?"
+}()
 
 // uuidPattern is what uuid.Valid (github.com/google/uuid's Validate)
 // accepts: the hyphenated form, bare, braced or after a "urn:uuid:"
