@@ -70,8 +70,8 @@ func (w *walker) scalar(v, e cue.Value, eop cue.Op, eargs []cue.Value, path stri
 		return w.constant(v, path), info{complete: true, exact: true}
 	}
 	if k&^(cue.BytesKind) == 0 {
-		w.refuse(v, path, "a bytes value", "JSON has no bytes", "use string (e.g. with a base64 pattern =~\"^[A-Za-z0-9+/]*={0,2}$\")")
-		return false, info{}
+		w.bytesValue(v, path)
+		return false, info{exact: true}
 	}
 	s := kindSchema(k)
 	if s == nil {
@@ -176,6 +176,21 @@ func mergeInto(s map[string]any, extra []any) any {
 		return conjoinAll(s, rest)
 	}
 	return s
+}
+
+// bytesValue warns about a value that can only be bytes: a JSON value is
+// never bytes (a JSON string is a CUE string), so CUE accepts none, and
+// the schema says so (false) — which its author hardly meant.
+func (w *walker) bytesValue(v cue.Value, path string) {
+	w.warn(v, path, "bytes", fmt.Sprintf("%s is bytes: no JSON value is bytes (a JSON string is a CUE string), so CUE accepts none and the schema refuses every value", strings.TrimRight(orRoot(path), "?!")),
+		`use string, e.g. with a base64 pattern: string & =~"^[A-Za-z0-9+/]*={0,2}$"`)
+}
+
+func orRoot(path string) string {
+	if path == "" {
+		return "the value"
+	}
+	return path
 }
 
 // bound adds a numeric bound to s.
@@ -381,7 +396,7 @@ func (w *walker) constant(v cue.Value, path string) any {
 		s, _ := v.String()
 		return map[string]any{"const": s}
 	case cue.BytesKind:
-		w.refuse(v, path, "a bytes value", "JSON has no bytes", "use a string")
+		w.bytesValue(v, path)
 		return false
 	case cue.IntKind, cue.FloatKind:
 		text := numberText(v)
