@@ -23,7 +23,9 @@ import (
 //     time.Parse(LAYOUT) (CUE's time.Format(LAYOUT)); "int64", "uint64",
 //     "int128", "uint128", "double" and "float" are the exact ranges of
 //     CUE's int64, uint64, int128, uint128, float64 and float32, and
-//     NAME-lower and NAME-upper one bound of them (int & <= 2^63-1).
+//     NAME-lower and NAME-upper one bound of them (int & <= 2^63-1);
+//     "decimal" OP NUMBER (decimal==12345678901234567890, decimal<=1e400)
+//     compares exactly with a number canonical JSON cannot write.
 //
 // The first two are options of the engine (engine.Options.IntegerLiterals
 // and UniqueKinds), the formats are the table in formats.go.
@@ -101,5 +103,53 @@ func formatFor(name string) (engine.Format, bool) {
 	if layout, ok := strings.CutPrefix(name, "go-time:"); ok {
 		return timeFormat(name, layout).Validate, true
 	}
+	if rest, ok := strings.CutPrefix(name, "decimal"); ok {
+		return decimalFormat(name, rest)
+	}
 	return nil, false
+}
+
+// decimalFormat reads "decimal" OP NUMBER (OP one of == >= > <= <): a
+// number compared exactly with a constant or bound canonical JSON (IEEE
+// doubles) cannot write (12345678901234567890, 1e400, 0.1000000000000000001).
+// Values of other kinds pass.
+func decimalFormat(name, rest string) (engine.Format, bool) {
+	var op string
+	for _, o := range []string{"==", ">=", "<=", ">", "<"} {
+		if strings.HasPrefix(rest, o) {
+			op = o
+			break
+		}
+	}
+	n, ok := engine.ParseNumber(strings.TrimPrefix(rest, op))
+	if op == "" || !ok {
+		return nil, false
+	}
+	text := strings.TrimPrefix(rest, op)
+	return func(v any) error {
+		c, isNum := engine.CompareValue(v, n)
+		if !isNum {
+			return nil
+		}
+		var good bool
+		switch op {
+		case "==":
+			good = c == 0
+		case ">=":
+			good = c >= 0
+		case ">":
+			good = c > 0
+		case "<=":
+			good = c <= 0
+		case "<":
+			good = c < 0
+		}
+		if !good {
+			if op == "==" {
+				return fmt.Errorf("not %s", text)
+			}
+			return fmt.Errorf("not %s %s", op, text)
+		}
+		return nil
+	}, true
 }

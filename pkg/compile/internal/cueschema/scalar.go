@@ -259,7 +259,10 @@ func (w *walker) boundNumber(c cue.Value, op cue.Op, text, path string, s map[st
 		return
 	}
 	if msg := numberProblem(text); msg != "" {
-		w.refuse(c, path, fmt.Sprintf("the bound %v", c), msg, "use a bound JSON numbers state exactly (an integer within ±2^53, a short decimal)")
+		// A bound canonical JSON (IEEE doubles) cannot write exactly:
+		// the exact decimal is in a format pkg/validate asserts.
+		sym := map[cue.Op]string{cue.GreaterThanOp: ">", cue.GreaterThanEqualOp: ">=", cue.LessThanOp: "<", cue.LessThanEqualOp: "<="}[op]
+		addFormat(s, "decimal"+sym+text)
 		return
 	}
 	n := json.Number(text)
@@ -400,11 +403,13 @@ func (w *walker) constant(v cue.Value, path string) any {
 		return false
 	case cue.IntKind, cue.FloatKind:
 		text := numberText(v)
-		if msg := numberProblem(text); msg != "" {
-			w.refuse(v, path, fmt.Sprintf("the number %s", text), msg, "use a number JSON states exactly, or a string")
-			return false
-		}
 		s := map[string]any{"const": json.Number(text)}
+		if numberProblem(text) != "" {
+			// A number canonical JSON (IEEE doubles) cannot write
+			// exactly: the exact decimal is in a format pkg/validate
+			// asserts.
+			s = map[string]any{"type": "number", "format": "decimal==" + text}
+		}
 		if v.Kind() == cue.IntKind {
 			s["type"] = "integer"
 		} else if r, ok := new(big.Rat).SetString(text); ok && r.IsInt() {
