@@ -436,6 +436,12 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 		}
 		entries = append(entries, en)
 	}
+	names := map[string]bool{}
+	for _, en := range entries {
+		if en.sel.ConstraintType() != cue.PatternConstraint && en.sel.LabelType() == cue.StringLabel {
+			names[en.sel.Unquoted()] = true
+		}
+	}
 	for _, en := range entries {
 		sel, fv := en.sel, en.fv
 		switch sel.ConstraintType() {
@@ -446,7 +452,7 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 			}
 			// The pattern's value alone has lost the closedness of its
 			// context: a label it selects, filled in, has it back.
-			if probe, ok := patternProbe(sel.Pattern(), re, v); ok {
+			if probe, ok := patternProbe(sel.Pattern(), re, v, names); ok {
 				filled := v.FillPath(cue.MakePath(cue.Str(probe)), v.Context().CompileString("_"))
 				if pv := filled.LookupPath(cue.MakePath(cue.Str(probe))); pv.Exists() {
 					// (In an arm of a disjunction the filled label
@@ -976,13 +982,16 @@ var _ = token.NoPos
 
 // patternProbe returns a label the pattern selects that v does not
 // declare.
-func patternProbe(p cue.Value, re string, v cue.Value) (string, bool) {
+func patternProbe(p cue.Value, re string, v cue.Value, declared map[string]bool) (string, bool) {
 	var cands []string
 	if re == "" {
 		cands = probes
 	} else if r, err := regexp.Compile(re); err == nil {
 		if tree, err := syntax.Parse(re, syntax.Perl); err == nil {
-			cands = append(cands, sampleMatch(tree.Simplify()))
+			sample := sampleMatch(tree.Simplify())
+			// (Variants, for when a field is declared with the
+			// sample's name.)
+			cands = append(cands, sample, sample+"0", sample+"_", sample+"z", sample+sample)
 		}
 		cands = append(cands, probes...)
 		var ok []string
@@ -994,7 +1003,9 @@ func patternProbe(p cue.Value, re string, v cue.Value) (string, bool) {
 		cands = ok
 	}
 	for _, c := range cands {
-		if !v.LookupPath(cue.MakePath(cue.Str(c))).Exists() {
+		// (Not a declared field, optional or required ones included:
+		// filled in, it would carry that field's value too.)
+		if !declared[c] && !v.LookupPath(cue.MakePath(cue.Str(c))).Exists() {
 			return c, true
 		}
 	}
