@@ -22,8 +22,9 @@ import (
 // arms are disjoint (each holds its constants). An arm whose constant is
 // not the field's default needs the field given, even as (a struct in)
 // an arm of an enclosing disjunction: left out, the comprehension
-// eliminates the arm rather than leaving it incomplete — unless it sits in
-// a list element of the arm. Anything else is refused.
+// eliminates the arm rather than leaving it incomplete — when it is the
+// arm or a field of it; deeper down (a field of a field, a list element)
+// CUE v0.17.1 leaves the arm incomplete. Anything else is refused.
 
 // maxConditionalArms bounds the combinations a struct's conditional
 // fields expand into.
@@ -282,11 +283,11 @@ func (w *walker) conditional(v cue.Value, names []string, comp *ast.Comprehensio
 			}
 		}
 		s, ai := w.valueInfo(a, path, depth+1, m)
-		if len(need) > 0 && (m != modePartial || w.listElems == 0) {
+		if len(need) > 0 && (m != modePartial || w.armDepth <= 1) {
 			// (In the partial form too: a comprehension whose field
 			// is left out eliminates the arm of a disjunction it is
-			// in, unless it sits in a list element, which it only
-			// leaves incomplete.)
+			// the arm of, or a field of; deeper down it only leaves
+			// the arm incomplete.)
 			// The field filled in is concrete in the case, so it
 			// carries its value as a default: not so in a case the
 			// instance must choose.

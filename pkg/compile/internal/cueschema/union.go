@@ -150,11 +150,11 @@ func (w *walker) union(v cue.Value, written []cue.Value, d cue.Value, hasDefault
 		// out with it.
 		inf.complete = true
 	}
-	// A comprehension left unresolved eliminates an arm unless it sits
-	// in a list element within the arm (see conditional).
-	outerElems := w.listElems
-	w.listElems = 0
-	defer func() { w.listElems = outerElems }()
+	// How deep a value sits in its arm decides whether a comprehension
+	// left unresolved eliminates the arm (see conditional).
+	outerDepth := w.armDepth
+	w.armDepth = 0
+	defer func() { w.armDepth = outerDepth }()
 	if scalar || m != modeFull {
 		var out []any
 		for _, a := range arms {

@@ -52,9 +52,9 @@ type walker struct {
 	// condCases is the product of the cases of the conditional fields
 	// being expanded (0 or 1 outside them; see conditional).
 	condCases int
-	// listElems counts the list elements being translated within the
-	// innermost disjunction arm (see conditional).
-	listElems int
+	// armDepth counts the fields and list elements descended into since
+	// the innermost disjunction arm (see conditional).
+	armDepth int
 	// at is the position of the field being translated.
 	at token.Pos
 	// matchTarget is the value (a field of it, below the top of a
@@ -485,7 +485,8 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 				}
 			}
 		}
-		outer, outerAt, outerOpened := w.matchTarget, w.at, w.opened
+		outer, outerAt, outerOpened, outerDepth := w.matchTarget, w.at, w.opened, w.armDepth
+		w.armDepth++
 		w.matchTarget = target
 		if p := fv.Pos(); p.IsValid() {
 			w.at = p
@@ -503,7 +504,7 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 		} else {
 			ps, fi = w.valueInfo(fv, fp, depth+1, m)
 		}
-		w.matchTarget, w.at, w.opened = outer, outerAt, outerOpened
+		w.matchTarget, w.at, w.opened, w.armDepth = outer, outerAt, outerOpened, outerDepth
 		if !fi.exact {
 			inf.exact = false
 		}
@@ -520,9 +521,7 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 		case cue.RequiredConstraint:
 			inf.complete = false
 			inf.exact = false
-			if m != modePartial || fv.IncompleteKind() == cue.BottomKind {
-				// (Left out, a value a validator fails on as
-				// written conflicts: the arm needs it given.)
+			if m != modePartial || w.eliminates(fv) {
 				required = append(required, name)
 			}
 		default:
@@ -533,7 +532,7 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 			} else {
 				inf.complete = false
 				inf.exact = false
-				if m == modeFull || m == modePartial && fv.IncompleteKind() == cue.BottomKind {
+				if m == modeFull || m == modePartial && w.eliminates(fv) {
 					required = append(required, name)
 				}
 			}
@@ -616,6 +615,23 @@ func (w *walker) defaultEmptyList(v, arm cue.Value, path string, depth int, m mo
 		inf.exact = false
 	}
 	return s, inf
+}
+
+// eliminates reports whether fv, the value of a regular or required field
+// of a struct in a disjunction arm, eliminates the arm when the instance
+// leaves the field out (so the arm's partial form needs the field): a
+// value a validator fails on as written does, wherever it sits in the arm;
+// a struct left incomplete by a comprehension its instance must resolve
+// does only as a field of the arm itself (CUE v0.17.1 treats it as
+// incomplete deeper down).
+func (w *walker) eliminates(fv cue.Value) bool {
+	if fv.IncompleteKind() != cue.BottomKind {
+		return false
+	}
+	if err := fv.Err(); err != nil && !cue.IsIncomplete(err) {
+		return true
+	}
+	return w.armDepth <= 1
 }
 
 // hasEllipsis reports whether struct literal lit is written open (...).
@@ -939,9 +955,9 @@ func (w *walker) list(v, elems cue.Value, path string, depth int, m mode) (any, 
 			w.refuse(v, path, "a list of more than 10000 fixed elements", "too large to translate", "use [...T] with list.MaxItems")
 			return false, info{}
 		}
-		w.listElems++
+		w.armDepth++
 		es, ei := w.valueInfo(ev, joinPath(path, fmt.Sprintf("[%d]", i)), depth+1, m)
-		w.listElems--
+		w.armDepth--
 		if !ei.complete {
 			inf.complete = false
 		}
@@ -956,9 +972,9 @@ func (w *walker) list(v, elems cue.Value, path string, depth int, m mode) (any, 
 		s["minItems"] = json.Number(fmt.Sprint(len(prefix)))
 	}
 	if rest.Exists() {
-		w.listElems++
+		w.armDepth++
 		rs, ri := w.valueInfo(rest, joinPath(path, "[_]"), depth+1, m)
-		w.listElems--
+		w.armDepth--
 		if !ri.exact {
 			inf.exact = false
 		}
