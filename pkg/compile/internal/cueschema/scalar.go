@@ -160,7 +160,7 @@ func mergeInto(s map[string]any, extra []any) any {
 		clash := false
 		for k, val := range xm {
 			// (The same keyword with the same value says nothing new.)
-			if old, has := s[k]; has && !jsonEqual(old, val) {
+			if old, has := s[k]; has && !sameKeyword(old, val) {
 				clash = true
 			}
 		}
@@ -191,6 +191,16 @@ func orRoot(path string) string {
 		return "the value"
 	}
 	return path
+}
+
+// sameKeyword reports whether two keyword values are equal (strings,
+// the common case, are compared directly).
+func sameKeyword(a, b any) bool {
+	if x, ok := a.(string); ok {
+		y, ok := b.(string)
+		return ok && x == y
+	}
+	return jsonEqual(a, b)
 }
 
 // bound adds a numeric bound to s.

@@ -870,7 +870,29 @@ func (w *walker) closeArms(arms []cue.Value) []cue.Value {
 // followed: it is cheap where Value.Expr is not.
 func (w *walker) writtenOr(v cue.Value) (cue.Value, *ast.BinaryExpr) {
 	for range 8 {
-		switch x := exprSource(v).(type) {
+		src := exprSource(v)
+		if src == nil && w.peel && v.IncompleteKind()&(cue.StructKind|cue.ListKind) != 0 {
+			// Several conjuncts, all but one _ (a pattern constraint
+			// [string]: _ applies to the field; only then, as
+			// Value.Expr costs): the other is how the value is
+			// written.
+			if op, args := v.Expr(); op == cue.AndOp {
+				var keep []cue.Value
+				for _, a := range args {
+					if a.IncompleteKind() == cue.TopKind && !a.IsConcrete() && exprSource(a) != nil {
+						if id, ok := exprSource(a).(*ast.Ident); ok && id.Name == "_" {
+							continue
+						}
+					}
+					keep = append(keep, a)
+				}
+				if len(keep) == 1 && len(args) > 1 {
+					v = keep[0]
+					continue
+				}
+			}
+		}
+		switch x := src.(type) {
 		case *ast.BinaryExpr:
 			if x.Op == token.OR {
 				return v, x

@@ -52,6 +52,11 @@ type walker struct {
 	// condCases is the product of the cases of the conditional fields
 	// being expanded (0 or 1 outside them; see conditional).
 	condCases int
+	// topAt is the path of the field being translated when a pattern
+	// constraint whose value is _ applies to it; peel is set while its
+	// value is translated (see writtenOr).
+	topAt string
+	peel  bool
 	// armDepth counts the fields and list elements descended into since
 	// the innermost disjunction arm (see conditional).
 	armDepth int
@@ -137,6 +142,10 @@ func (w *walker) value(v cue.Value, path string, depth int, m mode) any {
 }
 
 func (w *walker) valueInfo(v cue.Value, path string, depth int, m mode) (any, info) {
+	if peel := path != "" && path == w.topAt; peel != w.peel {
+		defer func(old bool) { w.peel = old }(w.peel)
+		w.peel = peel
+	}
 	if w.t.steps++; w.t.steps > maxSteps {
 		if !w.t.tooLarge {
 			w.t.tooLarge = true
@@ -491,8 +500,11 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 		if p := fv.Pos(); p.IsValid() {
 			w.at = p
 		}
-		if fv.IncompleteKind()&cue.ListKind != 0 && (anyTop || slices.ContainsFunc(topPatterns, func(r *regexp.Regexp) bool { return r.MatchString(name) })) {
-			w.opened++
+		if anyTop || slices.ContainsFunc(topPatterns, func(r *regexp.Regexp) bool { return r.MatchString(name) }) {
+			if fv.IncompleteKind()&cue.ListKind != 0 {
+				w.opened++
+			}
+			w.topAt = fp
 		}
 		ps, fi, needs, copied := w.siblingDefault(v, fv, fp, depth, m)
 		if copied {
