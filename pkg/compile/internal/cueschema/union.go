@@ -457,15 +457,18 @@ func (w *walker) same(a, b cue.Value, depth int) (any, bool) {
 			need = append(need, name)
 			continue
 		}
-		if x.v.Subsume(y.v) == nil && y.v.Subsume(x.v) == nil && (x.ct == cue.OptionalConstraint || sameDefault(x.v, y.v)) {
-			// (Subsumption ignores defaults, which complete a
-			// regular field the instance leaves out.)
+		if x.v.Subsume(y.v, cue.Raw()) == nil && y.v.Subsume(x.v, cue.Raw()) == nil && (x.ct == cue.OptionalConstraint || sameDefault(x.v, y.v)) {
+			// (Raw: compare the values as written, not their
+			// defaults; equal defaults matter too, as they complete
+			// a regular field the instance leaves out.)
 			continue
 		}
-		if x.ct == cue.OptionalConstraint {
+		if x.v.IncompleteKind()&(cue.StructKind|cue.ListKind) != 0 && (isDisjunction(x.v) || isDisjunction(y.v)) {
+			// The field's results stay disjunctions, which differ.
 			return nil, false
 		}
-		// Equal only when the instance gives the field.
+		// Equal only when the instance gives the field (an optional
+		// one left out keeps each arm's constraint, which differ).
 		if _, always := w.same(x.v, y.v, depth+1); !always {
 			return nil, false
 		}
@@ -475,6 +478,16 @@ func (w *walker) same(a, b cue.Value, depth int) (any, bool) {
 		return nil, true
 	}
 	return map[string]any{"required": need}, false
+}
+
+// isDisjunction reports whether v is (evaluated as) a disjunction or has
+// a default.
+func isDisjunction(v cue.Value) bool {
+	if _, ok := v.Default(); ok {
+		return true
+	}
+	op, _ := v.Eval().Expr()
+	return op == cue.OrOp
 }
 
 // sameDefault reports whether neither value has a default, or both have

@@ -488,8 +488,14 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 		if m == modeMatch && w.matchTarget.Exists() {
 			target = w.matchTarget.LookupPath(cue.MakePath(cue.Str(name)))
 			if target.Exists() && sel.ConstraintType() != cue.RequiredConstraint {
-				if d, ok := w.completion(target); ok && fv.Unify(d).Validate(cue.Concrete(true)) != nil {
-					// Left out, it does not match: it must be given.
+				// Left out, the field holds the target's value: when
+				// that conflicts with the argument's (its default, or
+				// the constraint itself), the field must be given.
+				if d, ok := w.completion(target); ok {
+					if fv.Unify(d).Validate(cue.Concrete(true)) != nil {
+						required = append(required, name)
+					}
+				} else if err := fv.Unify(target).Err(); err != nil && !cue.IsIncomplete(err) {
 					required = append(required, name)
 				}
 			}
@@ -643,7 +649,8 @@ func (w *walker) eliminates(fv cue.Value) bool {
 	if err := fv.Err(); err != nil && !cue.IsIncomplete(err) {
 		return true
 	}
-	return w.armDepth <= 1
+	// (fv is a field of the struct being translated, at armDepth.)
+	return w.armDepth == 0
 }
 
 // hasEllipsis reports whether struct literal lit is written open (...).
