@@ -311,6 +311,20 @@ func (w *walker) conditional(v cue.Value, names []string, comp *ast.Comprehensio
 			break
 		}
 	}
+	if m == modePartial && w.armDepth > 1 {
+		// Deep in an arm, a field of those it reads left out leaves
+		// the comprehension unresolved and the arm merely incomplete:
+		// no conflict.
+		var unresolved []any
+		for _, c := range cs {
+			if !c.hasDef {
+				unresolved = append(unresolved, c.name)
+			}
+		}
+		if len(unresolved) > 0 {
+			arms = append(arms, map[string]any{"type": "object", "not": map[string]any{"required": unresolved}})
+		}
+	}
 	return anyOf(arms), inf
 }
 
