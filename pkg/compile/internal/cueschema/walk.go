@@ -675,7 +675,7 @@ func (w *walker) validatorFailure(v cue.Value, depth int) bool {
 	if hasCall(v, 0) {
 		return true
 	}
-	if _, ok := exprSource(v).(*ast.StructLit); !ok {
+	if sourceKind(v) != cue.StructKind && !w.peelsToStruct(v) {
 		return false
 	}
 	iter, err := v.Fields(cue.Optional(true))
@@ -709,6 +709,26 @@ type entry struct {
 func notAllowedArtifact(v cue.Value, en entry) bool {
 	err := en.fv.Err()
 	return err != nil && strings.Contains(err.Error(), "field not allowed") && v.Allows(cue.Str(en.sel.Unquoted()))
+}
+
+// peelsToStruct reports whether v's conjuncts are a struct literal and _
+// (a pattern constraint [string]: _ applies to the field).
+func (w *walker) peelsToStruct(v cue.Value) bool {
+	op, args := v.Expr()
+	if op != cue.AndOp {
+		return false
+	}
+	structs := 0
+	for _, a := range args {
+		if id, ok := exprSource(a).(*ast.Ident); ok && id.Name == "_" {
+			continue
+		}
+		if sourceKind(a) != cue.StructKind {
+			return false
+		}
+		structs++
+	}
+	return structs > 0
 }
 
 // isLiteral reports whether e is a struct or list literal.
