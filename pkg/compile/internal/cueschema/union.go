@@ -363,7 +363,10 @@ func sortByCanonical(l []any) {
 func (w *walker) same(a, b cue.Value, depth int) (any, bool) {
 	a, b = structural(a), structural(b)
 	ka, kb := a.IncompleteKind(), b.IncompleteKind()
-	if ka&(cue.StructKind|cue.ListKind) == 0 && kb&(cue.StructKind|cue.ListKind) == 0 {
+	scalarOnly := func(k cue.Kind) bool { return k != cue.BottomKind && k&(cue.StructKind|cue.ListKind) == 0 }
+	if scalarOnly(ka) || scalarOnly(kb) || ka&(cue.StructKind|cue.ListKind) == 0 && kb&(cue.StructKind|cue.ListKind) == 0 {
+		// An instance one of them accepts is a scalar: both results
+		// are the instance (1 | _ on 1).
 		return nil, true
 	}
 	if depth > 8 {
@@ -424,11 +427,19 @@ func (w *walker) same(a, b cue.Value, depth int) (any, bool) {
 		}
 		return cond, false
 	}
-	if ka != cue.StructKind || kb != cue.StructKind {
+	isTop := func(v cue.Value, k cue.Kind) bool { return k == cue.TopKind && !v.IsConcrete() }
+	if ka != cue.StructKind && !isTop(a, ka) || kb != cue.StructKind && !isTop(b, kb) {
 		return nil, false
 	}
 	fa, ok1 := fieldMap(a)
 	fb, ok2 := fieldMap(b)
+	// (_ has no fields, and its result is the instance.)
+	if isTop(a, ka) {
+		fa, ok1 = map[string]fieldInfo{}, true
+	}
+	if isTop(b, kb) {
+		fb, ok2 = map[string]fieldInfo{}, true
+	}
 	if !ok1 || !ok2 {
 		return nil, false
 	}
