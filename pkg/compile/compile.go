@@ -301,7 +301,7 @@ func compile(ctx context.Context, display, abs string, cfg *load.Config, warning
 // under [compiler.watch].
 func (c *compiler) evaluate(ctx context.Context, display string, inst *build.Instance, cfg *load.Config) (*Result, error) {
 	c.mark("evaluating the contract", "")
-	c.structValidators = callsStructValidators(inst)
+	c.structValidators, c.comprehensions = scanSchemaSources(inst)
 	cctx := cuecontext.New()
 	v := cctx.BuildInstance(inst)
 	contract, cerr := contractDefinition(cctx, inst, cfg)
@@ -738,8 +738,11 @@ type compiler struct {
 	translator *cueschema.Translator
 	schemaNode string // the schema node being translated (for warnings)
 	// structValidators: a file of the contract calls a struct or list
-	// validator (see callsStructValidators).
+	// validator (see scanSchemaSources).
 	structValidators bool
+	// comprehensions: a file of the contract holds a comprehension
+	// (cueschema.Options.NoConditionalFields).
+	comprehensions bool
 	// progress is what the compilation is doing, for the watchdog.
 	progress progress
 	warnings []Diagnostic

@@ -27,9 +27,10 @@ const jsonSchemaDialect = cueschema.Dialect
 func (c *compiler) schemaFor(v cue.Value, node string) graph.Digest {
 	if c.translator == nil {
 		c.translator = cueschema.New(&cueschema.Options{
-			DropDoc:            func(doc string) bool { return c.schemaDocs[strings.TrimSpace(doc)] },
-			Warn:               func(w *cueschema.Warning) { c.schemaWarning(w) },
-			NoStructValidators: !c.structValidators,
+			DropDoc:             func(doc string) bool { return c.schemaDocs[strings.TrimSpace(doc)] },
+			Warn:                func(w *cueschema.Warning) { c.schemaWarning(w) },
+			NoStructValidators:  !c.structValidators,
+			NoConditionalFields: !c.comprehensions,
 		})
 	}
 	c.schemaNode = node
@@ -94,37 +95,53 @@ func oneLine(err error) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
 }
 
-// callsStructValidators reports whether a file a schema can draw on — the
+// scanSchemaSources reports whether a file a schema can draw on — the
 // contract package's own files and those of the user packages it imports,
 // not the builtin ones — calls a builtin that validates structs or lists
 // (list.*, struct.*, matchN, matchIf, error), or refers to the contract
 // language other than as X.#Contract (its definitions use matchN). When
 // none does, no schema value can carry such a validator, and the
 // translator need not search for them (cueschema.Options.NoStructValidators).
-func callsStructValidators(inst *build.Instance) bool {
+//
+// It also reports whether such a file holds a comprehension, which may
+// yield fields depending on an instance's values
+// (cueschema.Options.NoConditionalFields).
+func scanSchemaSources(inst *build.Instance) (validators, comprehensions bool) {
 	seen := map[*build.Instance]bool{}
-	var visit func(bi *build.Instance, root bool) bool
-	visit = func(bi *build.Instance, root bool) bool {
-		if seen[bi] {
-			return false
+	var visit func(bi *build.Instance, root bool)
+	visit = func(bi *build.Instance, root bool) {
+		if seen[bi] || validators && comprehensions {
+			return
 		}
 		seen[bi] = true
 		if !root && (len(bi.Files) == 0 || ast.ParseImportPath(bi.ImportPath).Unqualified().String() == schemaImportPath) {
-			return false // a builtin package, or the contract language
+			return // a builtin package, or the contract language
 		}
 		for _, f := range bi.Files {
-			if fileCallsStructValidators(f) {
-				return true
+			if !validators && fileCallsStructValidators(f) {
+				validators = true
+			}
+			if !comprehensions && fileHoldsComprehension(f) {
+				comprehensions = true
 			}
 		}
 		for _, imp := range bi.Imports {
-			if visit(imp, false) {
-				return true
-			}
+			visit(imp, false)
 		}
-		return false
 	}
-	return visit(inst, true)
+	visit(inst, true)
+	return validators, comprehensions
+}
+
+func fileHoldsComprehension(f *ast.File) bool {
+	found := false
+	ast.Walk(f, func(n ast.Node) bool {
+		if _, ok := n.(*ast.Comprehension); ok {
+			found = true
+		}
+		return !found
+	}, nil)
+	return found
 }
 
 func fileCallsStructValidators(f *ast.File) bool {

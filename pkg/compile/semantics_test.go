@@ -235,26 +235,13 @@ func TestSchemaOrderInsensitive(t *testing.T) {
 func TestUnrepresentable(t *testing.T) {
 	deep := strings.Repeat("{a: ", 210) + "int" + strings.Repeat("}", 210)
 	for _, tc := range []struct{ expr, want string }{
-		{`{ip: net.IP}`, "net.IP has no exact JSON Schema"},
-		{`{ip: net.IPv4}`, "net.IPv4 has no exact JSON Schema"},
-		{`{ip: net.IPv6}`, "net.IPv6 has no exact JSON Schema"},
 		{`{h: net.FQDN}`, "net.FQDN has no exact JSON Schema"},
-		{`{u: uuid.Valid}`, "uuid.Valid has no exact JSON Schema"},
-		{`{b: bytes}`, "bytes"},
-		{`{b: 'abc'}`, "bytes"},
 		{`{a: int, b: a}`, "reference to a sibling value"},
 		{`{a: {x: int}, b: a.x}`, "reference to a sibling value"},
 		{`{s: =~"(?m)^a$"}`, `line anchors`},
 		{`{s: =~"("}`, `not a valid Go regular expression`},
 		{`{s: =~"[z-a]"}`, `not a valid Go regular expression`},
 		{`{s: =~"\\Z"}`, `not a valid Go regular expression`},
-		{`{n: <=123456789012345678901}`, "123456789012345678901 is not exactly a JSON Schema number"},
-		{`{n: 9007199254740993}`, "9007199254740993 is not exactly a JSON Schema number"},
-		{`{n: 1 | 9007199254740993}`, "9007199254740993 is not exactly a JSON Schema number"},
-		{`{n: 1e400}`, "is not exactly a JSON Schema number"},
-		{`{n: >=1e400}`, "is not exactly a JSON Schema number"},
-		{`{n: [1, 1e400]}`, "is not exactly a JSON Schema number"},
-		{`{n: 0.10000000000000000000001}`, "is not exactly a JSON Schema number"},
 		{"{d: " + deep + "}", "nested more than 64 values deep"},
 	} {
 		src := contractWith("\t\"net\"\n\t\"uuid\"", "_keep: [net.IP, uuid.Valid]", tc.expr)

@@ -102,6 +102,12 @@ type Options struct {
 	// every conjunct anew). Leave it unset unless that is proven, as the
 	// compiler does by scanning the contract's files.
 	NoStructValidators bool
+	// NoConditionalFields, when set, says that no source the values
+	// come from holds a comprehension, so the translator need not
+	// search the conjuncts of a struct for one that reads the struct's
+	// own fields (if kind == "child" {guardian!: string}). Leave it
+	// unset unless that is proven.
+	NoConditionalFields bool
 }
 
 // Warning is a construct translated exactly whose meaning is likely not
@@ -199,9 +205,13 @@ type defEntry struct {
 	partial  any // the survival form (see survival), translated on demand
 	refusals []*Refusal
 	deps     []string // keys of the definitions its schema refers to
+	fpdeps   []string // keys whose partial forms its schema refers to
 	pdeps    []string // keys its partial form refers to
 	done     bool
 	pdone    bool
+	// complete: 0 unknown, 1 no, 2 CUE completes the definition by
+	// itself (a struct of optional fields).
+	complete int8
 }
 
 // New returns a Translator.
@@ -234,6 +244,15 @@ func (t *Translator) Schema(v cue.Value) (doc map[string]any, err error) {
 			for _, d := range e.deps {
 				if !w.refs[d] {
 					w.refs[d] = true
+					changed = true
+				}
+			}
+			for _, d := range e.fpdeps {
+				if w.prefs == nil {
+					w.prefs = map[string]bool{}
+				}
+				if !w.prefs[d] {
+					w.prefs[d] = true
 					changed = true
 				}
 			}
@@ -316,7 +335,9 @@ func (t *Translator) translateDef(e *defEntry) {
 		e.deps = append(e.deps, k)
 	}
 	for k := range w.prefs {
-		e.pdeps = append(e.pdeps, k)
+		// (A disjunction in the schema compares its arms with the
+		// partial forms of the definitions they refer to.)
+		e.fpdeps = append(e.fpdeps, k)
 	}
 }
 

@@ -25,7 +25,13 @@ import (
 func (w *walker) portableRegexp(at cue.Value, path, re string) (string, bool) {
 	out, msg := PortableRegexp(re)
 	if msg != "" {
-		w.refuse(at, path, fmt.Sprintf("the regular expression %q", re), msg, "write it without (?m) line anchors, \\C, or Unicode script classes")
+		hint := "write it without (?m) line anchors: ^ and $ match at the ends of the whole string"
+		if strings.HasPrefix(msg, "it is not a valid Go regular expression") {
+			hint = "fix the pattern: CUE reads it as Go RE2 syntax (github.com/google/re2/wiki/Syntax)"
+		} else if strings.Contains(re, `\C`) {
+			hint = `write it without \C (a single byte): match characters`
+		}
+		w.refuse(at, path, fmt.Sprintf("the regular expression %q", re), msg, hint)
 		return "", false
 	}
 	return out, true

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"regexp"
 	"strings"
 	"time"
 
@@ -69,8 +70,8 @@ func (w *walker) scalar(v, e cue.Value, eop cue.Op, eargs []cue.Value, path stri
 		return w.constant(v, path), info{complete: true, exact: true}
 	}
 	if k&^(cue.BytesKind) == 0 {
-		w.refuse(v, path, "a bytes value", "JSON has no bytes", "use string (e.g. with a base64 pattern =~\"^[A-Za-z0-9+/]*={0,2}$\")")
-		return false, info{}
+		w.bytesValue(v, path)
+		return false, info{exact: true}
 	}
 	s := kindSchema(k)
 	if s == nil {
@@ -135,6 +136,12 @@ func (w *walker) scalar(v, e cue.Value, eop cue.Op, eargs []cue.Value, path stri
 		}
 	}
 	walkC(e, 0)
+	for _, u := range []string{"uint64", "uint128"} {
+		// uint64 is >=0 & <=2^64-1: its format says both.
+		if s["format"] == u+"-upper" && s["minimum"] == json.Number("0") {
+			s["format"] = u
+		}
+	}
 	return mergeInto(s, extra), info{complete: false, exact: true}
 }
 
@@ -151,8 +158,9 @@ func mergeInto(s map[string]any, extra []any) any {
 			continue
 		}
 		clash := false
-		for k := range xm {
-			if _, has := s[k]; has {
+		for k, val := range xm {
+			// (The same keyword with the same value says nothing new.)
+			if old, has := s[k]; has && !sameKeyword(old, val) {
 				clash = true
 			}
 		}
@@ -168,6 +176,31 @@ func mergeInto(s map[string]any, extra []any) any {
 		return conjoinAll(s, rest)
 	}
 	return s
+}
+
+// bytesValue warns about a value that can only be bytes: a JSON value is
+// never bytes (a JSON string is a CUE string), so CUE accepts none, and
+// the schema says so (false) — which its author hardly meant.
+func (w *walker) bytesValue(v cue.Value, path string) {
+	w.warn(v, path, "bytes", fmt.Sprintf("%s is bytes: no JSON value is bytes (a JSON string is a CUE string), so CUE accepts none and the schema refuses every value", strings.TrimRight(orRoot(path), "?!")),
+		`use string, e.g. with a base64 pattern: string & =~"^[A-Za-z0-9+/]*={0,2}$"`)
+}
+
+func orRoot(path string) string {
+	if path == "" {
+		return "the value"
+	}
+	return path
+}
+
+// sameKeyword reports whether two keyword values are equal (strings,
+// the common case, are compared directly).
+func sameKeyword(a, b any) bool {
+	if x, ok := a.(string); ok {
+		y, ok := b.(string)
+		return ok && x == y
+	}
+	return jsonEqual(a, b)
 }
 
 // bound adds a numeric bound to s.
@@ -220,16 +253,26 @@ func (w *walker) boundNumber(c cue.Value, op cue.Op, text, path string, s map[st
 	if f := typeBoundFormat(op, text); f != "" {
 		// The bound of int64, uint64, float64, …: a format our
 		// validator asserts exactly (the bound itself is beyond what a
-		// JSON Schema number states exactly).
-		if old, ok := s["format"]; ok && old != f {
-			s["allOf"] = append(asList(s["allOf"]), map[string]any{"format": f})
+		// JSON Schema number states exactly). One bound alone is the
+		// format of that side (int64-upper: <= 2^63-1); both are the
+		// type's (int64).
+		side := "-upper"
+		if op == cue.GreaterThanEqualOp {
+			side = "-lower"
+		}
+		other := map[string]string{"-upper": "-lower", "-lower": "-upper"}[side]
+		if removeFormat(s, f+other) {
+			addFormat(s, f)
 		} else {
-			s["format"] = f
+			addFormat(s, f+side)
 		}
 		return
 	}
 	if msg := numberProblem(text); msg != "" {
-		w.refuse(c, path, fmt.Sprintf("the bound %v", c), msg, "use a bound JSON numbers state exactly (an integer within ±2^53, a short decimal)")
+		// A bound canonical JSON (IEEE doubles) cannot write exactly:
+		// the exact decimal is in a format pkg/validate asserts.
+		sym := map[cue.Op]string{cue.GreaterThanOp: ">", cue.GreaterThanEqualOp: ">=", cue.LessThanOp: "<", cue.LessThanEqualOp: "<="}[op]
+		addFormat(s, "decimal"+sym+text)
 		return
 	}
 	n := json.Number(text)
@@ -244,6 +287,38 @@ func (w *walker) boundNumber(c cue.Value, op cue.Op, text, path string, s map[st
 		return
 	}
 	s[kw] = n
+}
+
+// addFormat adds the format assertion f to s (in allOf when s has
+// another).
+func addFormat(s map[string]any, f string) {
+	if old, ok := s["format"]; ok && old != f {
+		s["allOf"] = append(asList(s["allOf"]), map[string]any{"format": f})
+	} else {
+		s["format"] = f
+	}
+}
+
+// removeFormat removes the format assertion f from s and reports whether
+// s had it.
+func removeFormat(s map[string]any, f string) bool {
+	if s["format"] == f {
+		delete(s, "format")
+		return true
+	}
+	all := asList(s["allOf"])
+	for i, x := range all {
+		if m, ok := x.(map[string]any); ok && len(m) == 1 && m["format"] == f {
+			all = append(all[:i:i], all[i+1:]...)
+			if len(all) == 0 {
+				delete(s, "allOf")
+			} else {
+				s["allOf"] = all
+			}
+			return true
+		}
+	}
+	return false
 }
 
 func asList(v any) []any {
@@ -334,15 +409,17 @@ func (w *walker) constant(v cue.Value, path string) any {
 		s, _ := v.String()
 		return map[string]any{"const": s}
 	case cue.BytesKind:
-		w.refuse(v, path, "a bytes value", "JSON has no bytes", "use a string")
+		w.bytesValue(v, path)
 		return false
 	case cue.IntKind, cue.FloatKind:
 		text := numberText(v)
-		if msg := numberProblem(text); msg != "" {
-			w.refuse(v, path, fmt.Sprintf("the number %s", text), msg, "use a number JSON states exactly, or a string")
-			return false
-		}
 		s := map[string]any{"const": json.Number(text)}
+		if numberProblem(text) != "" {
+			// A number canonical JSON (IEEE doubles) cannot write
+			// exactly: the exact decimal is in a format pkg/validate
+			// asserts.
+			s = map[string]any{"type": "number", "format": "decimal==" + text}
+		}
 		if v.Kind() == cue.IntKind {
 			s["type"] = "integer"
 		} else if r, ok := new(big.Rat).SetString(text); ok && r.IsInt() {
@@ -409,6 +486,34 @@ func (w *walker) call(c cue.Value, args []cue.Value, path string, depth int, m m
 			return nil
 		}
 		return map[string]any{"multipleOf": json.Number(text)}
+	case "strings.HasPrefix", "strings.HasSuffix", "strings.Contains", "strings.ContainsAny":
+		return w.substring(c, name, params, path)
+	case "uuid.Valid":
+		return map[string]any{"type": "string", "pattern": uuidPattern}
+	case "net.IPv4", "net.IPv6", "net.IP":
+		// A string as Go's netip.ParseAddr reads it (IPv4: four
+		// decimal fields 0–255, no leading zeros; IPv6: RFC 4291 text
+		// with an optional %zone), or a list of bytes (4 for IPv4, 16
+		// for IPv6).
+		var text string
+		var lens []int
+		switch name {
+		case "net.IPv4":
+			text, lens = ipv4Pattern, []int{4}
+		case "net.IPv6":
+			text, lens = ipv6Pattern, []int{16}
+		default:
+			text, lens = "(?:"+ipv4Pattern+"|"+ipv6Pattern+")", []int{4, 16}
+		}
+		re, ok := w.portableRegexp(c, path, "^"+text+"$")
+		if !ok {
+			return nil
+		}
+		arms := []any{map[string]any{"type": "string", "pattern": re}}
+		for _, n := range lens {
+			arms = append(arms, map[string]any{"type": "array", "items": byteSchema(), "minItems": json.Number(fmt.Sprint(n)), "maxItems": json.Number(fmt.Sprint(n))})
+		}
+		return map[string]any{"anyOf": arms}
 	case "time.Time":
 		return map[string]any{"format": "date-time"}
 	case "time.Format":
@@ -434,6 +539,10 @@ func (w *walker) call(c cue.Value, args []cue.Value, path string, depth int, m m
 		return w.listMatchN(c, params, path, depth)
 	case "error":
 		return false
+	case "close":
+		// close({...}) closes a struct: the evaluated value says so
+		// (Allows), and the struct's schema already has it.
+		return nil
 	}
 	if d := builtinDecisions[name]; d != "" {
 		w.refuse(c, path, name, d, builtinHints[name])
@@ -444,25 +553,110 @@ func (w *walker) call(c cue.Value, args []cue.Value, path string, depth int, m m
 }
 
 var builtinDecisions = map[string]string{
-	"net.IP":            `it accepts IPv4 and IPv6 text and byte lists, which no JSON Schema format states exactly`,
-	"net.IPv4":          `Go's parser and the "ipv4" format differ`,
-	"net.IPv6":          `Go's parser and the "ipv6" format differ`,
-	"net.FQDN":          `the "hostname" format refuses the trailing-dot names FQDN accepts`,
-	"uuid.Valid":        `it also accepts "urn:uuid:", braced and unhyphenated forms`,
-	"strings.HasPrefix": "JSON Schema states prefixes only as regular expressions",
-	"strings.HasSuffix": "JSON Schema states suffixes only as regular expressions",
-	"strings.Contains":  "JSON Schema states substrings only as regular expressions",
+	"net.FQDN": `the "hostname" format refuses the trailing-dot names FQDN accepts`,
 }
 
 var builtinHints = map[string]string{
-	"net.IP":            "use a regular expression",
-	"net.IPv4":          `use =~"^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$"`,
-	"net.IPv6":          "use a regular expression",
-	"net.FQDN":          "use a regular expression",
-	"uuid.Valid":        `use =~"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"`,
-	"strings.HasPrefix": `write =~"^prefix" (quote regexp metacharacters)`,
-	"strings.HasSuffix": `write =~"suffix$" (quote regexp metacharacters)`,
-	"strings.Contains":  `write =~"text" (quote regexp metacharacters)`,
+	"net.FQDN": "use a regular expression",
+}
+
+// ipv6Pattern is an IPv6 address as netip.ParseAddr reads it: eight
+// groups of one to four hex digits, or fewer around one "::" standing
+// for at least one zero group, the last two groups maybe written as a
+// dotted IPv4 address, then maybe "%" and a non-empty zone (any text).
+var ipv6Pattern = func() string {
+	const h = "[0-9a-fA-F]{1,4}"
+	groups := func(n int, tail bool) string {
+		// n groups: "h:h:…:h", or with tail "h:…:h:" (each followed
+		// by a colon).
+		if n == 0 {
+			return ""
+		}
+		if tail {
+			return fmt.Sprintf("(?:%s:){%d}", h, n)
+		}
+		if n == 1 {
+			return h
+		}
+		return fmt.Sprintf("%s(?::%s){%d}", h, h, n-1)
+	}
+	var alts []string
+	// Without "::": 8 groups, or 6 and an IPv4 address.
+	alts = append(alts, groups(8, false), groups(6, true)+ipv4Pattern)
+	// With "::": a groups before, b after, a+b <= 7 (or <= 5 before an
+	// IPv4 address).
+	for a := 0; a <= 7; a++ {
+		for b := 0; a+b <= 7; b++ {
+			alts = append(alts, groups(a, false)+"::"+groups(b, false))
+		}
+	}
+	for a := 0; a <= 5; a++ {
+		for b := 0; a+b <= 5; b++ {
+			alts = append(alts, groups(a, false)+"::"+groups(b, true)+ipv4Pattern)
+		}
+	}
+	return "(?:" + strings.Join(alts, "|") + ")(?:%(?s:.+))?"
+}()
+
+// uuidPattern is what uuid.Valid (github.com/google/uuid's Validate)
+// accepts: the hyphenated form, bare, braced or after a "urn:uuid:"
+// prefix in any case, or 32 hex digits.
+const uuidPattern = `^(?:(?:[uU][rR][nN]:[uU][uU][iI][dD]:)?` + uuidHyphenated + `|\{` + uuidHyphenated + `\}|[0-9a-fA-F]{32})$`
+
+const uuidHyphenated = `[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`
+
+// ipv4Pattern is a dotted-decimal IPv4 address as netip.ParseAddr reads
+// it (no leading zeros).
+const ipv4Pattern = `(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])`
+
+func byteSchema() map[string]any {
+	return map[string]any{"type": "integer", "minimum": json.Number("0"), "maximum": json.Number("255")}
+}
+
+// substring translates strings.HasPrefix, HasSuffix, Contains and
+// ContainsAny into a pattern on strings (they refuse every other kind).
+func (w *walker) substring(c cue.Value, name string, params []cue.Value, path string) any {
+	if len(params) != 1 {
+		w.refuse(c, path, name, "expects one argument", "")
+		return nil
+	}
+	arg, err := params[0].String()
+	if err != nil {
+		w.refuse(c, path, fmt.Sprintf("%v", c), "the argument is not a concrete string", "write the argument as a string literal")
+		return nil
+	}
+	var re string
+	switch name {
+	case "strings.HasPrefix":
+		re = "^" + regexp.QuoteMeta(arg)
+	case "strings.HasSuffix":
+		re = regexp.QuoteMeta(arg) + "$"
+	case "strings.Contains":
+		re = regexp.QuoteMeta(arg)
+	case "strings.ContainsAny":
+		if arg == "" {
+			return false
+		}
+		var b strings.Builder
+		b.WriteString("[")
+		for _, r := range arg {
+			if strings.ContainsRune(`\^-[]`, r) {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(r)
+		}
+		b.WriteString("]")
+		re = b.String()
+	}
+	out, ok := w.portableRegexp(c, path, re)
+	if !ok {
+		return nil
+	}
+	s := map[string]any{"type": "string"}
+	if out != "" {
+		s["pattern"] = out
+	}
+	return s
 }
 
 // builtinName is the name of the builtin a validator call calls
@@ -472,7 +666,7 @@ func builtinName(call, fn cue.Value) string {
 	if ce, ok := exprSource(call).(*ast.CallExpr); ok {
 		switch f := ce.Fun.(type) {
 		case *ast.Ident:
-			if f.Node == nil && (f.Name == "matchN" || f.Name == "matchIf" || f.Name == "error") {
+			if f.Node == nil && (f.Name == "matchN" || f.Name == "matchIf" || f.Name == "error" || f.Name == "close") {
 				return f.Name
 			}
 		case *ast.SelectorExpr:

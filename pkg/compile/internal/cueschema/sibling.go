@@ -85,7 +85,7 @@ func (w *walker) siblingDefault(v, fv cue.Value, path string, depth int, m mode)
 			return nil, info{}, "", false
 		}
 		var out []any
-		for _, a := range w.t.closeArms(others) {
+		for _, a := range w.closeArms(others) {
 			out = append(out, w.value(a, path, depth+1, m))
 		}
 		w.warn(fv, path, "default-from-field", fmt.Sprintf("the default of %s copies %s: the schema lets %s be left out as CUE does, but JSON Schema has no keyword for a default taken from another field, so the runner does not fill it in (the handler sees %s absent)", path, ref, path, path), fmt.Sprintf("give %s a constant default, or make it required", path))
@@ -179,7 +179,29 @@ func declares(st *ast.StructLit, f *ast.Field) bool {
 // optional field"), so the schema is false, exactly as CUE means it —
 // which is almost never what its author meant.
 func (w *walker) optionalReference(v cue.Value, path string) {
-	ref, constraint := "an optional field", "int & >=1450"
+	w.fieldReference(v, path, "optional", "?", "cannot reference optional field")
+}
+
+// requiredFieldReference reports whether v is a reference to a required
+// field (name: #Member.name, with name!: string): CUE refuses every value
+// of it too ("required field missing"), and it is handled the same way.
+func (w *walker) requiredFieldReference(v cue.Value, path string) bool {
+	root, p := v.ReferencePath()
+	sels := p.Selectors()
+	n := len(sels)
+	if !root.Exists() || n == 0 || sels[n-1].LabelType() != cue.StringLabel {
+		return false
+	}
+	req := append(slices.Clone(sels[:n-1]), cue.Str(sels[n-1].Unquoted()).Required())
+	if !root.LookupPath(cue.MakePath(req...)).Exists() {
+		return false
+	}
+	w.fieldReference(v, path, "required", "!", "required field missing")
+	return true
+}
+
+func (w *walker) fieldReference(v cue.Value, path, kind, marker, cueSays string) {
+	ref, constraint := "a "+kind+" field", "int & >=1450"
 	label := "year"
 	if root, p := v.ReferencePath(); root.Exists() {
 		ref = p.String()
@@ -190,6 +212,9 @@ func (w *walker) optionalReference(v cue.Value, path string) {
 				label = last.Unquoted()
 			}
 			opt := append(slices.Clone(sels[:n-1]), cue.Str(label).Optional())
+			if kind == "required" {
+				opt[n-1] = cue.Str(label).Required()
+			}
 			if t := root.LookupPath(cue.MakePath(opt...)); t.Exists() {
 				if src, err := format.Node(t.Source()); err == nil && len(src) < 80 {
 					constraint = string(src)
@@ -204,6 +229,6 @@ func (w *walker) optionalReference(v cue.Value, path string) {
 	if label == "" || !ast.IsValidIdent(def) {
 		def = "#T"
 	}
-	w.warn(v, path, "optional-field-reference", fmt.Sprintf("%s refers to the optional field %s: CUE refuses every value of such a reference (\"cannot reference optional field\"), so %s can never be given", name, ref, name),
-		fmt.Sprintf("name the constraint as a definition and refer to it from both places: %s: %s, then %s?: %s", def, strings.TrimSuffix(strings.TrimPrefix(constraint, label+"?: "), ","), label, def))
+	w.warn(v, path, kind+"-field-reference", fmt.Sprintf("%s refers to the %s field %s: CUE refuses every value of such a reference (%q), so %s can never be given", name, kind, ref, cueSays, name),
+		fmt.Sprintf("name the constraint as a definition and refer to it from both places: %s: %s, then %s%s: %s", def, strings.TrimSuffix(strings.TrimPrefix(constraint, label+marker+": "), ","), label, marker, def))
 }

@@ -55,7 +55,7 @@ func (w *walker) union(v cue.Value, written []cue.Value, d cue.Value, hasDefault
 		}
 	}
 	e := v.Eval()
-	_, args := e.Expr()
+	eop, args := e.Expr()
 	if or != nil && (!scalarArms(args) || written != nil && !scalarArms(written)) {
 		// An instance is unified with the arms as written, and the
 		// evaluated disjunction may have merged arms CUE's equality
@@ -78,7 +78,7 @@ func (w *walker) union(v cue.Value, written []cue.Value, d cue.Value, hasDefault
 				written = armsOf(target)
 			}
 			if len(written) > 0 {
-				args = w.t.closeArms(written)
+				args = w.closeArms(written)
 			}
 		}
 	}
@@ -143,6 +143,18 @@ func (w *walker) union(v cue.Value, written []cue.Value, d cue.Value, hasDefault
 		_, di := w.valueInfo(d, path, depth+1, modePartial)
 		inf.complete = di.complete || d.IsConcrete()
 	}
+	if !inf.complete && eop != cue.OrOp && v.Validate(cue.Concrete(true)) == nil {
+		// Evaluation left one arm, concrete: the arms it eliminated
+		// conflict with the value as written (["a"] | [...string] &
+		// list.MinItems(1) is ["a"]), and CUE completes a field left
+		// out with it.
+		inf.complete = true
+	}
+	// How deep a value sits in its arm decides whether a comprehension
+	// left unresolved eliminates the arm (see conditional).
+	outerDepth := w.armDepth
+	w.armDepth = 0
+	defer func() { w.armDepth = outerDepth }()
 	if scalar || m != modeFull {
 		var out []any
 		for _, a := range arms {
@@ -349,41 +361,125 @@ func sortByCanonical(l []any) {
 // it returns always=true when they are always equal, else a schema the
 // instance must match for them to be equal (nil: never).
 func (w *walker) same(a, b cue.Value, depth int) (any, bool) {
+	a, b = structural(a), structural(b)
 	ka, kb := a.IncompleteKind(), b.IncompleteKind()
-	if ka&(cue.StructKind|cue.ListKind) == 0 && kb&(cue.StructKind|cue.ListKind) == 0 {
+	scalarOnly := func(k cue.Kind) bool { return k != cue.BottomKind && k&(cue.StructKind|cue.ListKind) == 0 }
+	if scalarOnly(ka) || scalarOnly(kb) || ka&(cue.StructKind|cue.ListKind) == 0 && kb&(cue.StructKind|cue.ListKind) == 0 {
+		// An instance one of them accepts is a scalar: both results
+		// are the instance (1 | _ on 1).
 		return nil, true
 	}
 	if depth > 8 {
 		return nil, false
 	}
 	if ka == cue.ListKind && kb == cue.ListKind {
-		la, lb := fixedLen(a), fixedLen(b)
-		if la == 0 && lb == 0 {
+		// An instance list surviving both arms keeps its length and
+		// its scalar elements: the results differ only where the
+		// elements' arms complete structs differently.
+		n := max(fixedLen(a), fixedLen(b))
+		rest := cue.MakePath(cue.AnyIndex)
+		var prefix []any
+		var items any
+		for i := 0; i <= n; i++ {
+			ea, eb := a.LookupPath(rest), b.LookupPath(rest)
+			if i < n {
+				if e := a.LookupPath(cue.MakePath(cue.Index(i))); e.Exists() {
+					ea = e
+				}
+				if e := b.LookupPath(cue.MakePath(cue.Index(i))); e.Exists() {
+					eb = e
+				}
+			}
+			if i < n {
+				prefix = append(prefix, true)
+			}
+			if !ea.Exists() || !eb.Exists() {
+				continue // no instance of that length survives both
+			}
+			cond, always := w.same(ea, eb, depth+1)
+			switch {
+			case always:
+			case cond == nil && i < n:
+				// Every instance surviving both has the element.
+				return nil, false
+			case i < n:
+				prefix[i] = cond
+			default:
+				// cond == nil: equal only without such elements.
+				items = cond
+				if items == nil {
+					items = false
+				}
+			}
+		}
+		cond := map[string]any{}
+		if items != nil || slices.ContainsFunc(prefix, func(s any) bool { return s != true }) {
+			// (prefixItems of n elements: items is about the rest.)
+			if len(prefix) > 0 {
+				cond["prefixItems"] = prefix
+			}
+			if items != nil {
+				cond["items"] = items
+			}
+		}
+		if len(cond) == 0 {
 			return nil, true
 		}
-		return nil, false
+		return cond, false
 	}
-	if ka != cue.StructKind || kb != cue.StructKind {
+	isTop := func(v cue.Value, k cue.Kind) bool { return k == cue.TopKind && !v.IsConcrete() }
+	if ka != cue.StructKind && !isTop(a, ka) || kb != cue.StructKind && !isTop(b, kb) {
 		return nil, false
 	}
 	fa, ok1 := fieldMap(a)
 	fb, ok2 := fieldMap(b)
-	if !ok1 || !ok2 || len(fa) != len(fb) {
+	// (_ has no fields, and its result is the instance.)
+	if isTop(a, ka) {
+		fa, ok1 = map[string]fieldInfo{}, true
+	}
+	if isTop(b, kb) {
+		fb, ok2 = map[string]fieldInfo{}, true
+	}
+	if !ok1 || !ok2 {
 		return nil, false
 	}
 	var need []any
+	for name, y := range fb {
+		if _, ok := fa[name]; !ok {
+			if need = w.oneSided(need, name, y, a); need == nil {
+				return nil, false
+			}
+		}
+	}
 	for name, x := range fa {
 		y, ok := fb[name]
-		if !ok || x.ct != y.ct {
-			return nil, false
-		}
-		if x.v.Subsume(y.v) == nil && y.v.Subsume(x.v) == nil {
+		if !ok {
+			if need = w.oneSided(need, name, x, b); need == nil {
+				return nil, false
+			}
 			continue
 		}
-		if x.ct == cue.OptionalConstraint {
+		if x.ct != y.ct {
+			// (o: int, o!: int, o?: int) Equal when the instance
+			// gives the field: both hold its value.
+			if _, always := w.same(x.v, y.v, depth+1); !always {
+				return nil, false
+			}
+			need = append(need, name)
+			continue
+		}
+		if x.v.Subsume(y.v, cue.Raw()) == nil && y.v.Subsume(x.v, cue.Raw()) == nil && (x.ct == cue.OptionalConstraint || sameDefault(x.v, y.v)) {
+			// (Raw: compare the values as written, not their
+			// defaults; equal defaults matter too, as they complete
+			// a regular field the instance leaves out.)
+			continue
+		}
+		if x.v.IncompleteKind()&(cue.StructKind|cue.ListKind) != 0 && (isDisjunction(x.v) || isDisjunction(y.v)) {
+			// The field's results stay disjunctions, which differ.
 			return nil, false
 		}
-		// Equal only when the instance gives the field.
+		// Equal only when the instance gives the field (an optional
+		// one left out keeps each arm's constraint, which differ).
 		if _, always := w.same(x.v, y.v, depth+1); !always {
 			return nil, false
 		}
@@ -393,6 +489,74 @@ func (w *walker) same(a, b cue.Value, depth int) (any, bool) {
 		return nil, true
 	}
 	return map[string]any{"required": need}, false
+}
+
+// isDisjunction reports whether v is (evaluated as) a disjunction or has
+// a default.
+func isDisjunction(v cue.Value) bool {
+	if _, ok := v.Default(); ok {
+		return true
+	}
+	op, _ := v.Eval().Expr()
+	return op == cue.OrOp
+}
+
+// sameDefault reports whether neither value has a default, or both have
+// the same one.
+func sameDefault(a, b cue.Value) bool {
+	da, oka := a.Default()
+	db, okb := b.Default()
+	if oka != okb {
+		return false
+	}
+	return !oka || da.Subsume(db) == nil && db.Subsume(da) == nil
+}
+
+// structural returns v, or when v is an error by itself (an open list
+// with a validator its implied [] fails: [...string] &
+// list.MinItems(1)) the conjunction of its conjuncts other than
+// validator calls, which says its kind and elements.
+func structural(v cue.Value) cue.Value {
+	if v.IncompleteKind() != cue.BottomKind {
+		return v
+	}
+	op, args := v.Expr()
+	if op != cue.AndOp {
+		return v
+	}
+	var out cue.Value
+	for _, a := range args {
+		if aop, _ := a.Expr(); aop == cue.CallOp {
+			continue
+		}
+		if !out.Exists() {
+			out = a
+		} else {
+			out = out.Unify(a)
+		}
+	}
+	if !out.Exists() {
+		return v
+	}
+	return out
+}
+
+// oneSided extends need for a field only one of two surviving arms
+// declares: the other accepted the instance, so it is open, and both
+// results hold the instance's value of the field when the instance gives
+// it (a scalar: the declaring arm cannot complete it further); when the
+// instance leaves it out, one result has the field and the other not. It
+// returns nil when the two results can never be equal (the other arm is
+// closed to the field, or the field may hold a struct the declaring arm
+// completes).
+func (w *walker) oneSided(need []any, name string, f fieldInfo, other cue.Value) []any {
+	if f.v.IncompleteKind()&(cue.StructKind|cue.ListKind) != 0 || w.opened == 0 && !other.Allows(cue.Str(name)) {
+		return nil
+	}
+	if need == nil {
+		need = []any{}
+	}
+	return append(need, name)
 }
 
 type fieldInfo struct {
@@ -714,6 +878,15 @@ func (t *Translator) closeArms(arms []cue.Value) []cue.Value {
 
 var wrapPath = cue.MakePath(cue.Def("W"))
 
+// closeArms is Translator.closeArms, except where a matchN or matchIf
+// opens the arms (see translateValidators).
+func (w *walker) closeArms(arms []cue.Value) []cue.Value {
+	if w.opened > 0 {
+		return arms
+	}
+	return w.t.closeArms(arms)
+}
+
 // writtenOr returns the value v is written as a disjunction in, and that
 // disjunction's source, following references to regular or hidden fields
 // (a definition is a $ref of its own); the source is nil when v is not
@@ -721,7 +894,29 @@ var wrapPath = cue.MakePath(cue.Def("W"))
 // followed: it is cheap where Value.Expr is not.
 func (w *walker) writtenOr(v cue.Value) (cue.Value, *ast.BinaryExpr) {
 	for range 8 {
-		switch x := exprSource(v).(type) {
+		src := exprSource(v)
+		if src == nil && w.peel && v.IncompleteKind()&(cue.StructKind|cue.ListKind) != 0 {
+			// Several conjuncts, all but one _ (a pattern constraint
+			// [string]: _ applies to the field; only then, as
+			// Value.Expr costs): the other is how the value is
+			// written.
+			if op, args := v.Expr(); op == cue.AndOp {
+				var keep []cue.Value
+				for _, a := range args {
+					if a.IncompleteKind() == cue.TopKind && !a.IsConcrete() && exprSource(a) != nil {
+						if id, ok := exprSource(a).(*ast.Ident); ok && id.Name == "_" {
+							continue
+						}
+					}
+					keep = append(keep, a)
+				}
+				if len(keep) == 1 && len(args) > 1 {
+					v = keep[0]
+					continue
+				}
+			}
+		}
+		switch x := src.(type) {
 		case *ast.BinaryExpr:
 			if x.Op == token.OR {
 				return v, x

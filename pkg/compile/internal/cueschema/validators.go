@@ -52,12 +52,29 @@ func (w *walker) conjunctValidators(v cue.Value, depth int, out *[]cue.Value) {
 	}
 }
 
-func (w *walker) translateValidators(v cue.Value, path string, depth int, m mode, out *[]any, inf *info) {
+// translateValidators translates the validators of struct or list v. It
+// reports whether one of them is matchN or matchIf, and whether v is
+// written as close({...}).
+//
+// CUE v0.17.1 opens a struct that matchN or matchIf validates, and the
+// elements of a list a list validator (list.MaxItems, list.UniqueItems,
+// …) validates, with every struct literal inside them (fields, list
+// elements, pattern values, arms, embedded definitions), though not a
+// definition they refer to as a value nor a struct written close({...}):
+// `#S: {a: int} & matchN(1, [{a: int}])` accepts {"a": 1, "b": 2}, and
+// `[...{id: int}] & list.MaxItems(2)` accepts [{"id": 1, "x": 2}] (cue
+// vet agrees). struct.MinFields and MaxFields do not open. The schema
+// follows.
+func (w *walker) translateValidators(v cue.Value, path string, depth int, m mode, out *[]any, inf *info) (opens, closes bool) {
 	if w.t.opts.NoStructValidators || plainLiteral(v) {
-		return
+		return false, false
 	}
 	var vs []cue.Value
 	w.conjunctValidators(v, 0, &vs)
+	// matchN and matchIf read v as CUE completes it (see structure).
+	prev := w.matchTarget
+	w.matchTarget = v
+	defer func() { w.matchTarget = prev }()
 	seen := map[string]bool{}
 	for _, c := range vs {
 		key := c.Pos().String() + "|" + fmt.Sprint(c)
@@ -66,20 +83,30 @@ func (w *walker) translateValidators(v cue.Value, path string, depth int, m mode
 		}
 		seen[key] = true
 		_, args := c.Expr()
+		if len(args) > 0 {
+			switch name := builtinName(c, args[0]); {
+			case name == "matchN" || name == "matchIf" || strings.HasPrefix(name, "list."):
+				opens = true
+			case name == "close":
+				closes = true
+			}
+		}
 		if x := w.call(c, args, path, depth, m); x != nil {
 			*out = append(*out, x)
 			// A validator may refuse the completed value.
 			inf.exact = false
 		}
 	}
+	return opens, closes
 }
 
-func (w *walker) structValidators(v cue.Value, path string, depth int, m mode, out *[]any, inf *info) {
-	w.translateValidators(v, path, depth, m, out, inf)
+func (w *walker) structValidators(v cue.Value, path string, depth int, m mode, out *[]any, inf *info) (opens, closes bool) {
+	return w.translateValidators(v, path, depth, m, out, inf)
 }
 
-func (w *walker) listValidators(v cue.Value, path string, depth int, m mode, out *[]any, inf *info) {
-	w.translateValidators(v, path, depth, m, out, inf)
+func (w *walker) listValidators(v cue.Value, path string, depth int, m mode, out *[]any, inf *info) (opens bool) {
+	opens, _ = w.translateValidators(v, path, depth, m, out, inf)
+	return opens
 }
 
 // validated translates a value whose evaluation failed on a validator that
@@ -92,7 +119,16 @@ func (w *walker) validated(v cue.Value, path string, depth int, m mode) (any, in
 		w.optionalReference(v, path)
 		return false, info{exact: true}
 	}
+	if err := v.Err(); err != nil && strings.Contains(err.Error(), "required field missing") && w.requiredFieldReference(v, path) {
+		return false, info{exact: true}
+	}
+	if names, comp, ok := w.conditionalFields(v); comp != nil && (len(names) > 0 || !ok) {
+		// Incomplete until the instance says which fields a
+		// comprehension yields.
+		return w.conditional(v, names, comp, ok, path, depth, m)
+	}
 	kind := cue.TopKind
+	unknown := false
 	var base []cue.Value
 	var kinds func(c cue.Value, d int)
 	kinds = func(c cue.Value, d int) {
@@ -104,7 +140,16 @@ func (w *walker) validated(v cue.Value, path string, depth int, m mode) (any, in
 				kinds(a, d+1)
 			}
 		default:
-			kind &= c.IncompleteKind()
+			k := c.IncompleteKind()
+			if k == cue.BottomKind {
+				// An error by itself: its source, or that of the
+				// value it refers to, says its kind.
+				k = sourceKind(c)
+			}
+			if k == cue.BottomKind {
+				unknown = true // (<=pages: incomplete, no kind of its own)
+			}
+			kind &= k
 			base = append(base, c)
 		}
 	}
@@ -125,8 +170,19 @@ func (w *walker) validated(v cue.Value, path string, depth int, m mode) (any, in
 		s, inf := w.list(v, elems, path, depth, m)
 		inf.complete = false
 		return s, inf
+	case cue.BottomKind:
+		if len(base) > 1 && !unknown {
+			// Its conjuncts have no kind in common (int & {…}): a
+			// conflict, no value is accepted.
+			return false, info{exact: true}
+		}
 	}
 	if err := v.Err(); err != nil {
+		if !cue.IsIncomplete(err) && !strings.Contains(err.Error(), "non-concrete value") {
+			// A conflict (int & strings.HasPrefix("a")): no value is
+			// accepted, as CUE accepts none.
+			return false, info{exact: true}
+		}
 		if strings.Contains(err.Error(), "non-concrete value") {
 			w.refuse(v, path, fmt.Sprintf("the value %v", v), "it depends on another field's value (a reference to a sibling value), which JSON Schema cannot express", "compare with a constant, or repeat the constraint")
 		} else {
@@ -136,8 +192,37 @@ func (w *walker) validated(v cue.Value, path string, depth int, m mode) (any, in
 	return false, info{}
 }
 
+// sourceKind is the kind v's source (or, for a reference, the source of
+// the value it refers to) is written as: a struct or list literal
+// (BottomKind when it says nothing).
+func sourceKind(v cue.Value) cue.Kind {
+	for range 8 {
+		switch exprSource(v).(type) {
+		case *ast.StructLit:
+			return cue.StructKind
+		case *ast.ListLit:
+			return cue.ListKind
+		case *ast.Ident, *ast.SelectorExpr:
+			root, p := v.ReferencePath()
+			if !root.Exists() || len(p.Selectors()) == 0 {
+				return cue.BottomKind
+			}
+			if v = root.LookupPath(p); !v.Exists() {
+				return cue.BottomKind
+			}
+			continue
+		}
+		return cue.BottomKind
+	}
+	return cue.BottomKind
+}
+
 // matchArms returns the schemas of the list of matchN/matchIf arguments.
+// The arguments are open, as the struct they validate is (see
+// translateValidators).
 func (w *walker) matchArm(v cue.Value, path string, depth int) any {
+	w.opened++
+	defer func() { w.opened-- }()
 	return w.value(v, path, depth+1, modeMatch)
 }
 

@@ -45,6 +45,27 @@ type walker struct {
 	root string
 	// structs are the struct literals being translated, outermost first.
 	structs []structFrame
+	// opened counts the structs and lists being translated that a
+	// matchN or matchIf validates: CUE opens the struct literals in them
+	// (see translateValidators).
+	opened int
+	// condCases is the product of the cases of the conditional fields
+	// being expanded (0 or 1 outside them; see conditional).
+	condCases int
+	// topAt is the path of the field being translated when a pattern
+	// constraint whose value is _ applies to it; peel is set while its
+	// value is translated (see writtenOr).
+	topAt string
+	peel  bool
+	// armDepth counts the fields and list elements descended into since
+	// the innermost disjunction arm (see conditional).
+	armDepth int
+	// at is the position of the field being translated.
+	at token.Pos
+	// matchTarget is the value (a field of it, below the top of a
+	// struct argument) that the matchN or matchIf argument being
+	// translated validates.
+	matchTarget cue.Value
 }
 
 type structFrame struct {
@@ -83,7 +104,13 @@ func (w *walker) warn(v cue.Value, path, rule, msg, hint string) {
 }
 
 func (w *walker) refuse(v cue.Value, path, construct, msg, hint string) {
-	w.refusals = append(w.refusals, &Refusal{Pos: v.Pos(), Path: path, Construct: construct, Message: msg, Hint: hint})
+	pos := v.Pos()
+	if !pos.IsValid() || pos.Filename() == "" {
+		// A builtin's value (net.IPv6) has no position of its own:
+		// the field holding it has.
+		pos = w.at
+	}
+	w.refusals = append(w.refusals, &Refusal{Pos: pos, Path: path, Construct: construct, Message: msg, Hint: hint})
 }
 
 // info is what the walk learns about a value besides its schema.
@@ -115,6 +142,10 @@ func (w *walker) value(v cue.Value, path string, depth int, m mode) any {
 }
 
 func (w *walker) valueInfo(v cue.Value, path string, depth int, m mode) (any, info) {
+	if peel := path != "" && path == w.topAt; peel != w.peel {
+		defer func(old bool) { w.peel = old }(w.peel)
+		w.peel = peel
+	}
 	if w.t.steps++; w.t.steps > maxSteps {
 		if !w.t.tooLarge {
 			w.t.tooLarge = true
@@ -134,8 +165,16 @@ func (w *walker) valueInfo(v cue.Value, path string, depth int, m mode) (any, in
 		return true, info{}
 	}
 	if depth > 0 {
-		if s, ok := w.defRef(v, path, m, depth); ok {
-			return s, info{complete: false, exact: false}
+		if s, e, ok := w.defRef(v, path, m, depth); ok {
+			// A definition CUE completes by itself (a struct of
+			// optional fields) completes a field referring to it.
+			if e.complete == 0 {
+				e.complete = 1
+				if _, ok := w.completion(e.value); ok {
+					e.complete = 2
+				}
+			}
+			return s, info{complete: e.complete == 2, exact: false}
 		}
 		if w.siblingRef(v, path) {
 			return false, info{}
@@ -144,10 +183,18 @@ func (w *walker) valueInfo(v cue.Value, path string, depth int, m mode) (any, in
 	if v.IncompleteKind() != cue.BottomKind {
 		// Not an error (Err costs an evaluation context).
 	} else if err := v.Err(); err != nil {
-		if v.Validate() == nil || hasCall(v, 0) {
+		if cue.IsIncomplete(err) {
+			if names, comp, ok := w.conditionalFields(v); comp != nil && (len(names) > 0 || !ok) {
+				// Incomplete until the instance says which fields
+				// a comprehension yields.
+				return w.conditional(v, names, comp, ok, path, depth, m)
+			}
+		}
+		if v.Validate() == nil || hasCall(v, 0) || w.validatorFailure(v, 0) {
 			// A struct or list validator that fails on the value as
-			// written (matchN on a struct of optional fields): the
-			// conjuncts say what it is.
+			// written (matchN on a struct of optional fields), maybe
+			// in a field of a struct literal: the conjuncts say what
+			// it is.
 			return w.validated(v, path, depth, m)
 		}
 		// A conflict: no value is accepted (an optional field x?: _|_
@@ -181,18 +228,17 @@ func (w *walker) valueInfo(v cue.Value, path string, depth int, m mode) (any, in
 				// equality ignores closedness: *{a: int} | {a: int,
 				// ...}): what the default accepts, the arm does, so
 				// the arm alone says what is accepted.
-				return w.valueInfo(w.t.closeArms(arms)[0], path, depth, m)
+				return w.valueInfo(w.closeArms(arms)[0], path, depth, m)
 			}
 		}
 	}
 	if op != cue.OrOp && v.IncompleteKind() == cue.ListKind {
 		// An open list's "default" is the empty list, and *[] | [...T]
 		// is [...T] (its evaluated form): not a disjunction.
-		elems := v
 		if op == cue.NoOp && len(args) == 1 && !v.LookupPath(cue.MakePath(cue.AnyIndex)).Exists() && fixedLen(v) == 0 && args[0].LookupPath(cue.MakePath(cue.AnyIndex)).Exists() {
-			elems = args[0]
+			return w.defaultEmptyList(v, args[0], path, depth, m)
 		}
-		return w.list(v, elems, path, depth, m)
+		return w.list(v, v, path, depth, m)
 	}
 	if d, ok := v.Default(); ok {
 		return w.union(v, nil, d, true, path, depth, m)
@@ -225,9 +271,9 @@ func defKey(root cue.Value, p cue.Path) string {
 
 // defRef returns the $ref to a definition when v is exactly a reference
 // to one.
-func (w *walker) defRef(v cue.Value, path string, m mode, depth int) (any, bool) {
+func (w *walker) defRef(v cue.Value, path string, m mode, depth int) (any, *defEntry, bool) {
 	if literal(v) {
-		return nil, false
+		return nil, nil, false
 	}
 	root, p := v.ReferencePath()
 	if !root.Exists() && depth == 1 && strings.HasPrefix(path, "[") {
@@ -248,18 +294,18 @@ func (w *walker) defRef(v cue.Value, path string, m mode, depth int) (any, bool)
 		}
 	}
 	if !root.Exists() {
-		return nil, false
+		return nil, nil, false
 	}
 	sels := p.Selectors()
 	if len(sels) == 0 || !sels[len(sels)-1].IsDefinition() {
-		return nil, false
+		return nil, nil, false
 	}
 	if builtinPackage(root) != "" {
-		return nil, false
+		return nil, nil, false
 	}
 	target := root.LookupPath(p)
 	if !target.Exists() {
-		return nil, false
+		return nil, nil, false
 	}
 	key := defKey(root, p)
 	e := w.t.defs[key]
@@ -277,7 +323,7 @@ func (w *walker) defRef(v cue.Value, path string, m mode, depth int) (any, bool)
 	} else {
 		w.refs[key] = true
 	}
-	return map[string]any{"$ref": "#/$defs/" + pointerFragment(name)}, true
+	return map[string]any{"$ref": "#/$defs/" + pointerFragment(name)}, e, true
 }
 
 // defName picks the $defs name of the definition at p of root: its path
@@ -337,6 +383,12 @@ func builtinPackage(pkg cue.Value) string {
 
 // structure translates a struct value.
 func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, info) {
+	if names, comp, ok := w.conditionalFields(v); comp != nil && (len(names) > 0 || !ok) {
+		// Evaluation took the default's outcome of a comprehension
+		// that reads a field of this struct; the instance may choose
+		// another.
+		return w.conditional(v, names, comp, ok, path, depth, m)
+	}
 	if lit, ok := exprSource(v).(*ast.StructLit); ok {
 		// A default in a nested struct may copy a field of this one.
 		w.structs = append(w.structs, structFrame{src: lit, v: v})
@@ -345,7 +397,11 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 	s := map[string]any{"type": "object"}
 	inf := info{complete: true, exact: true}
 	var all []any // validators of the struct
-	w.structValidators(v, path, depth, m, &all, &inf)
+	opens, closes := w.structValidators(v, path, depth, m, &all, &inf)
+	if opens {
+		w.opened++
+		defer func() { w.opened-- }()
+	}
 	iter, err := v.Fields(cue.Optional(true), cue.Patterns(true))
 	if err != nil {
 		w.refuse(v, path, "this struct", "CUE cannot list its fields: "+oneLine(err), "")
@@ -356,21 +412,61 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 	var patterns []pattern
 	var declared []string
 	anyLabel := false
+	var entries []entry
+	// CUE v0.17.1 opens the contents of a list field that a pattern
+	// constraint whose value is _ ([string]: _) applies to: {c:
+	// [...{id: int}], [string]: _} accepts {"c": [{"id": 1, "x": 2}]}
+	// (cue vet agrees; a struct field stays closed).
+	var topPatterns []*regexp.Regexp
+	anyTop := false
+	retried := false
 	for iter.Next() {
-		sel := iter.Selector()
-		fv := iter.Value()
+		en := entry{sel: iter.Selector(), fv: iter.Value()}
+		if !retried && en.sel.ConstraintType() != cue.PatternConstraint && en.fv.IncompleteKind() == cue.BottomKind && notAllowedArtifact(v, en) {
+			// See notAllowedArtifact: start again from v & {}.
+			retried = true
+			v = v.Unify(v.Context().CompileString("{}"))
+			if iter, err = v.Fields(cue.Optional(true), cue.Patterns(true)); err != nil {
+				w.refuse(v, path, "this struct", "CUE cannot list its fields: "+oneLine(err), "")
+				return false, info{}
+			}
+			entries, topPatterns, anyTop = nil, nil, false
+			continue
+		}
+		if en.sel.ConstraintType() == cue.PatternConstraint {
+			en.re, en.ok = w.labelPattern(en.sel.Pattern(), path)
+			if en.ok && en.fv.IncompleteKind() == cue.TopKind && !en.fv.IsConcrete() {
+				if en.re == "" {
+					anyTop = true
+				} else if r, err := regexp.Compile(en.re); err == nil {
+					topPatterns = append(topPatterns, r)
+				}
+			}
+		}
+		entries = append(entries, en)
+	}
+	names := map[string]bool{}
+	for _, en := range entries {
+		if en.sel.ConstraintType() != cue.PatternConstraint && en.sel.LabelType() == cue.StringLabel {
+			names[en.sel.Unquoted()] = true
+		}
+	}
+	for _, en := range entries {
+		sel, fv := en.sel, en.fv
 		switch sel.ConstraintType() {
 		case cue.PatternConstraint:
-			re, ok := w.labelPattern(sel.Pattern(), path)
+			re, ok := en.re, en.ok
 			if !ok {
 				continue
 			}
 			// The pattern's value alone has lost the closedness of its
 			// context: a label it selects, filled in, has it back.
-			if probe, ok := patternProbe(sel.Pattern(), re, v); ok {
+			if probe, ok := patternProbe(sel.Pattern(), re, v, names); ok {
 				filled := v.FillPath(cue.MakePath(cue.Str(probe)), v.Context().CompileString("_"))
 				if pv := filled.LookupPath(cue.MakePath(cue.Str(probe))); pv.Exists() {
-					fv = pv
+					// (In an arm of a disjunction the filled label
+					// may not get the pattern's value: keep it.)
+					fv = pv.Unify(fv)
 				}
 			}
 			ps := w.value(fv, joinPath(path, "["+fmt.Sprint(sel.Pattern())+"]"), depth+1, m)
@@ -386,6 +482,36 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 		name := sel.Unquoted()
 		declared = append(declared, name)
 		fp := joinPath(path, sel.String())
+		// A matchN or matchIf argument sees the value CUE completes:
+		// a field the instance leaves out holds its default.
+		target := cue.Value{}
+		if m == modeMatch && w.matchTarget.Exists() {
+			target = w.matchTarget.LookupPath(cue.MakePath(cue.Str(name)))
+			if target.Exists() && sel.ConstraintType() != cue.RequiredConstraint {
+				// Left out, the field holds the target's value: when
+				// that conflicts with the argument's (its default, or
+				// the constraint itself), the field must be given.
+				if d, ok := w.completion(target); ok {
+					if fv.Unify(d).Validate(cue.Concrete(true)) != nil {
+						required = append(required, name)
+					}
+				} else if err := fv.Unify(target).Err(); err != nil && !cue.IsIncomplete(err) {
+					required = append(required, name)
+				}
+			}
+		}
+		outer, outerAt, outerOpened, outerDepth := w.matchTarget, w.at, w.opened, w.armDepth
+		w.armDepth++
+		w.matchTarget = target
+		if p := fv.Pos(); p.IsValid() {
+			w.at = p
+		}
+		if anyTop || slices.ContainsFunc(topPatterns, func(r *regexp.Regexp) bool { return r.MatchString(name) }) {
+			if fv.IncompleteKind()&cue.ListKind != 0 {
+				w.opened++
+			}
+			w.topAt = fp
+		}
 		ps, fi, needs, copied := w.siblingDefault(v, fv, fp, depth, m)
 		if copied {
 			// b: *a | int: CUE completes b from a, b may be left out
@@ -396,6 +522,7 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 		} else {
 			ps, fi = w.valueInfo(fv, fp, depth+1, m)
 		}
+		w.matchTarget, w.at, w.opened, w.armDepth = outer, outerAt, outerOpened, outerDepth
 		if !fi.exact {
 			inf.exact = false
 		}
@@ -412,7 +539,7 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 		case cue.RequiredConstraint:
 			inf.complete = false
 			inf.exact = false
-			if m != modePartial {
+			if m != modePartial || w.eliminates(fv) {
 				required = append(required, name)
 			}
 		default:
@@ -423,7 +550,7 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 			} else {
 				inf.complete = false
 				inf.exact = false
-				if m == modeFull {
+				if m == modeFull || m == modePartial && w.eliminates(fv) {
 					required = append(required, name)
 				}
 			}
@@ -465,6 +592,16 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 	switch {
 	case anyLabel:
 		s["additionalProperties"] = anySchema
+	case w.opened > 0 && !closes:
+		// Opened by a matchN or matchIf around it (see
+		// translateValidators).
+	case v.IncompleteKind() == cue.BottomKind:
+		// An error by itself (a validator in it fails on the value as
+		// written): Allows says nothing, the source does. A struct in
+		// a definition is closed unless written open.
+		if lit, ok := exprSource(v).(*ast.StructLit); !ok || !hasEllipsis(lit) {
+			s["additionalProperties"] = false
+		}
 	case !w.open(v, declared, patterns):
 		s["additionalProperties"] = false
 	}
@@ -472,6 +609,145 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 		return mergeInto(s, all), inf
 	}
 	return s, inf
+}
+
+// defaultEmptyList translates *[] | arm, which evaluation keeps as the
+// open arm alone (arm: [...T], maybe with validators, which only the arm's
+// own conjuncts show). The arm decides, and [] is accepted too when the
+// arm's validators refuse it (list.MinItems(1)): the default arm gives it.
+func (w *walker) defaultEmptyList(v, arm cue.Value, path string, depth int, m mode) (any, info) {
+	written := arm
+	if !w.t.opts.NoStructValidators {
+		// The evaluated arm has lost its conjuncts; the written one
+		// has them (but, built on its own, not the closedness of the
+		// definition around it, which the evaluated arm's elements
+		// keep).
+		if op, args := v.Expr(); op == cue.NoOp && len(args) == 1 && args[0].IncompleteKind() == cue.ListKind {
+			written = args[0]
+		}
+	}
+	s, inf := w.list(written, arm, path, depth, m)
+	inf.complete = true
+	if s != true && written.Unify(v.Context().CompileString("[]")).Validate(cue.Concrete(true)) != nil {
+		s = anyOf([]any{map[string]any{"type": "array", "maxItems": json.Number("0")}, s})
+		inf.exact = false
+	}
+	return s, inf
+}
+
+// eliminates reports whether fv, the value of a regular or required field
+// of a struct in a disjunction arm, eliminates the arm when the instance
+// leaves the field out (so the arm's partial form needs the field): a
+// value a validator fails on as written does, wherever it sits in the arm;
+// a struct left incomplete by a comprehension its instance must resolve
+// does only as a field of the arm itself (CUE v0.17.1 treats it as
+// incomplete deeper down).
+func (w *walker) eliminates(fv cue.Value) bool {
+	if fv.IncompleteKind() != cue.BottomKind {
+		return false
+	}
+	if err := fv.Err(); err != nil && !cue.IsIncomplete(err) {
+		return true
+	}
+	// (fv is a field of the struct being translated, at armDepth.)
+	return w.armDepth == 0
+}
+
+// hasEllipsis reports whether struct literal lit is written open (...).
+func hasEllipsis(lit *ast.StructLit) bool {
+	for _, d := range lit.Elts {
+		if _, ok := d.(*ast.Ellipsis); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// validatorFailure reports whether v is an error only because a
+// validator in it fails on the value as written (matchN over optional
+// fields), which an instance may still satisfy, rather than a conflict
+// no instance can mend: v calls a validator, or v is a struct literal
+// whose erroneous regular fields are such values.
+func (w *walker) validatorFailure(v cue.Value, depth int) bool {
+	if depth > 8 {
+		return false
+	}
+	if hasCall(v, 0) {
+		return true
+	}
+	if sourceKind(v) != cue.StructKind && !w.peelsToStruct(v) {
+		return false
+	}
+	iter, err := v.Fields(cue.Optional(true))
+	if err != nil {
+		return false
+	}
+	for iter.Next() {
+		if iter.Selector().ConstraintType() == cue.OptionalConstraint {
+			continue
+		}
+		if fv := iter.Value(); fv.IncompleteKind() == cue.BottomKind && !w.validatorFailure(fv, depth+1) {
+			return false
+		}
+	}
+	return true
+}
+
+// entry is a field or pattern of a struct being translated.
+type entry struct {
+	sel cue.Selector
+	fv  cue.Value
+	re  string
+	ok  bool
+}
+
+// notAllowedArtifact reports whether field en of struct v is evaluated
+// as "field not allowed" though v allows it: CUE v0.17.1 evaluates so a
+// list element {#D1, e?: float} in a definition that embeds another,
+// while an instance unified with the whole is not refused. v unified
+// with {} has the field's value back.
+func notAllowedArtifact(v cue.Value, en entry) bool {
+	err := en.fv.Err()
+	return err != nil && strings.Contains(err.Error(), "field not allowed") && v.Allows(cue.Str(en.sel.Unquoted()))
+}
+
+// peelsToStruct reports whether v's conjuncts are a struct literal and _
+// (a pattern constraint [string]: _ applies to the field).
+func (w *walker) peelsToStruct(v cue.Value) bool {
+	op, args := v.Expr()
+	if op != cue.AndOp {
+		return false
+	}
+	structs := 0
+	for _, a := range args {
+		if id, ok := exprSource(a).(*ast.Ident); ok && id.Name == "_" {
+			continue
+		}
+		if sourceKind(a) != cue.StructKind {
+			return false
+		}
+		structs++
+	}
+	return structs > 0
+}
+
+// isLiteral reports whether e is a struct or list literal.
+func isLiteral(e ast.Expr) bool {
+	switch e.(type) {
+	case *ast.StructLit, *ast.ListLit:
+		return true
+	}
+	return false
+}
+
+// completion returns the concrete value CUE gives v when an instance
+// leaves it out (a constant, a default, a struct of optional fields).
+func (w *walker) completion(v cue.Value) (cue.Value, bool) {
+	d, _ := v.Default()
+	if d.Validate(cue.Concrete(true)) != nil {
+		return cue.Value{}, false
+	}
+	return d, true
 }
 
 // explicitDefault reports whether v is a disjunction with a default
@@ -684,7 +960,10 @@ func (w *walker) list(v, elems cue.Value, path string, depth int, m mode) (any, 
 	s := map[string]any{"type": "array"}
 	inf := info{complete: true, exact: true}
 	var all []any
-	w.listValidators(v, path, depth, m, &all, &inf)
+	if w.listValidators(v, path, depth, m, &all, &inf) {
+		w.opened++
+		defer func() { w.opened-- }()
+	}
 	var prefix []any
 	fixed := -1 // unknown
 	if l, ok := exprSource(elems).(*ast.ListLit); ok {
@@ -715,7 +994,9 @@ func (w *walker) list(v, elems cue.Value, path string, depth int, m mode) (any, 
 			w.refuse(v, path, "a list of more than 10000 fixed elements", "too large to translate", "use [...T] with list.MaxItems")
 			return false, info{}
 		}
+		w.armDepth++
 		es, ei := w.valueInfo(ev, joinPath(path, fmt.Sprintf("[%d]", i)), depth+1, m)
+		w.armDepth--
 		if !ei.complete {
 			inf.complete = false
 		}
@@ -730,7 +1011,9 @@ func (w *walker) list(v, elems cue.Value, path string, depth int, m mode) (any, 
 		s["minItems"] = json.Number(fmt.Sprint(len(prefix)))
 	}
 	if rest.Exists() {
+		w.armDepth++
 		rs, ri := w.valueInfo(rest, joinPath(path, "[_]"), depth+1, m)
+		w.armDepth--
 		if !ri.exact {
 			inf.exact = false
 		}
@@ -754,13 +1037,16 @@ var _ = token.NoPos
 
 // patternProbe returns a label the pattern selects that v does not
 // declare.
-func patternProbe(p cue.Value, re string, v cue.Value) (string, bool) {
+func patternProbe(p cue.Value, re string, v cue.Value, declared map[string]bool) (string, bool) {
 	var cands []string
 	if re == "" {
 		cands = probes
 	} else if r, err := regexp.Compile(re); err == nil {
 		if tree, err := syntax.Parse(re, syntax.Perl); err == nil {
-			cands = append(cands, sampleMatch(tree.Simplify()))
+			sample := sampleMatch(tree.Simplify())
+			// (Variants, for when a field is declared with the
+			// sample's name.)
+			cands = append(cands, sample, sample+"0", sample+"_", sample+"z", sample+sample)
 		}
 		cands = append(cands, probes...)
 		var ok []string
@@ -772,7 +1058,9 @@ func patternProbe(p cue.Value, re string, v cue.Value) (string, bool) {
 		cands = ok
 	}
 	for _, c := range cands {
-		if !v.LookupPath(cue.MakePath(cue.Str(c))).Exists() {
+		// (Not a declared field, optional or required ones included:
+		// filled in, it would carry that field's value too.)
+		if !declared[c] && !v.LookupPath(cue.MakePath(cue.Str(c))).Exists() {
 			return c, true
 		}
 	}

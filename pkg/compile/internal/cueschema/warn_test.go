@@ -24,6 +24,18 @@ func TestWarnings(t *testing.T) {
 			want: []string{"year refers to the optional field #Book.year", "can never be given", "#Year: int & >=1450", "year?: #Year"},
 		},
 		{
+			name: "required-field-reference",
+			src:  "#Member: {name!: string & !=\"\"}\n#S: {n: string, name?: #Member.name}\n",
+			path: "name?", rule: "required-field-reference", line: 2, col: 17,
+			want: []string{"name refers to the required field #Member.name", "required field missing", "can never be given", "#Name: string & !=\"\"", "name!: #Name"},
+		},
+		{
+			name: "bytes",
+			src:  "#S: {n: int, b?: bytes}\n",
+			path: "b?", rule: "bytes", line: 1, col: 14,
+			want: []string{"b is bytes", "no JSON value is bytes", "refuses every value", "base64"},
+		},
+		{
 			name: "default-from-field",
 			src:  "#S: {a: int, b: *a | int}\n",
 			path: "b", rule: "default-from-field", line: 1, col: 14,
