@@ -80,6 +80,17 @@ func (c *compiler) mark(phase, node string) {
 	}
 }
 
+// sourceSize is the size in bytes of files.
+func sourceSize(files []*ast.File) int {
+	size := 0
+	for _, file := range files {
+		if tf := file.Pos().File(); tf != nil {
+			size += tf.Size()
+		}
+	}
+	return size
+}
+
 // errAbandoned stops a compilation the watchdog gave up on.
 var errAbandoned = errors.New("compilation abandoned")
 
@@ -93,13 +104,7 @@ func (c *compiler) current() (string, string) {
 // for ctx, or for the budget, whichever comes first (see above).
 func (c *compiler) watch(ctx context.Context, inst *build.Instance, f func(context.Context) (*Result, error)) (*Result, error) {
 	files := c.userFiles(inst.Files)
-	size := 0
-	for _, file := range files {
-		if tf := file.Pos().File(); tf != nil {
-			size += tf.Size()
-		}
-	}
-	budget := budgetFor(size)
+	budget := budgetFor(sourceSize(files))
 	wctx, cancel := context.WithCancel(ctx)
 	c.progress.mu.Lock()
 	c.progress.stop = wctx.Done()

@@ -3,6 +3,7 @@ package compile
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode"
@@ -115,65 +116,59 @@ func (c *compiler) checkQuery(q cue.Value, node string, d graph.Digest) {
 		c.reportAt(node, "query-scalar", "%s: #query must be a struct of scalar or list-of-scalar fields", node)
 		return
 	}
-	// The generated schema shows what CUE kinds do not: a union of
-	// structs, and pattern fields ([string]: {...}).
-	var root any
-	if raw := c.g.Schemas[d]; raw != nil && json.Unmarshal(raw, &root) == nil {
-		r := resolveRef(root, root)
-		if r == nil || r["type"] != "object" {
-			c.reportAt(node, "query-scalar", "%s: #query must be one object schema (a struct of scalar or list-of-scalar fields), not a union or a non-struct: a query string is one flat set of keys", node)
-			return
-		}
-		extra := []any{r["additionalProperties"]}
-		if pp, ok := r["patternProperties"].(map[string]any); ok {
-			for _, v := range pp {
-				extra = append(extra, v)
-			}
-		}
-		for _, v := range extra {
-			if _, isSchema := v.(map[string]any); isSchema && !queryValue(root, v) {
-				c.reportAt(node, "query-scalar", "%s: the pattern fields of #query ([string]: ...) must be scalars or lists of scalars — move structured values to #input", node)
-				break
-			}
-		}
-	}
-	iter, err := q.Fields(cue.Optional(true))
-	if err != nil {
+	// The schema is what the runner coerces query strings by, and it
+	// shows what CUE kinds do not: a union of structs, and pattern fields
+	// ([string]: {...}).
+	root := c.schemaTree(d)
+	if root == nil {
 		return
 	}
-	for iter.Next() {
-		if iter.Selector().LabelType() != cue.StringLabel {
-			continue // a list index or pattern: no name
-		}
-		name := iter.Selector().Unquoted()
-		fv := iter.Value()
-		ok := scalarKind(fv.IncompleteKind())
-		if !ok && fv.IncompleteKind() == cue.ListKind {
-			ok = true
-			if rest := fv.LookupPath(cue.MakePath(cue.AnyIndex)); rest.Exists() && !scalarKind(rest.IncompleteKind()) {
-				ok = false
-			}
-			for i := 0; ; i++ {
-				e := fv.LookupPath(cue.MakePath(cue.Index(i)))
-				if !e.Exists() {
-					break
-				}
-				if !scalarKind(e.IncompleteKind()) {
-					ok = false
-				}
-			}
-		}
-		if !ok {
-			c.reportAt(join(node, name), "query-scalar", "%s: query field %q is %v; query fields must be scalars (string, number, bool) or lists of scalars — move it to #input", node, name, fv.IncompleteKind())
+	r := resolveRef(root, root)
+	if r == nil || r["type"] != "object" {
+		c.reportAt(node, "query-scalar", "%s: #query must be one object schema (a struct of scalar or list-of-scalar fields), not a union or a non-struct: a query string is one flat set of keys", node)
+		return
+	}
+	extra := []any{r["additionalProperties"]}
+	if pp, ok := r["patternProperties"].(map[string]any); ok {
+		for _, v := range pp {
+			extra = append(extra, v)
 		}
 	}
+	for _, v := range extra {
+		if _, isSchema := v.(map[string]any); isSchema && !queryValue(root, v) {
+			c.reportAt(node, "query-scalar", "%s: the pattern fields of #query ([string]: ...) must be scalars or lists of scalars — move structured values to #input", node)
+			break
+		}
+	}
+	props, _ := r["properties"].(map[string]any)
+	for _, name := range slices.Sorted(maps.Keys(props)) {
+		if queryValue(root, props[name]) {
+			continue
+		}
+		kind := q.LookupPath(cue.MakePath(cue.Str(name).Optional())).IncompleteKind()
+		c.reportAt(join(node, name), "query-scalar", "%s: query field %q is %v; query fields must be scalars (string, number, bool) or lists of scalars — move it to #input", node, name, kind)
+	}
+}
+
+// schemaTree returns the schema d as a tree: the compiler's own
+// translation when it made it, else decoded from the graph; nil when d is
+// in neither.
+func (c *compiler) schemaTree(d graph.Digest) any {
+	if t, ok := c.trees[d]; ok {
+		return t
+	}
+	var root any
+	if raw := c.g.Schemas[d]; raw == nil || json.Unmarshal(raw, &root) != nil {
+		return nil
+	}
+	return root
 }
 
 // objectSchema reports whether the schema d admits only JSON objects (an
 // object, or a union whose every branch is one).
 func (c *compiler) objectSchema(d graph.Digest) bool {
-	var root any
-	if json.Unmarshal(c.g.Schemas[d], &root) != nil {
+	root := c.schemaTree(d)
+	if root == nil {
 		return true // not ours to judge
 	}
 	var obj func(s any, depth int) bool

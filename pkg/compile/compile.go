@@ -44,6 +44,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
@@ -302,6 +303,16 @@ func compile(ctx context.Context, display, abs string, cfg *load.Config, warning
 func (c *compiler) evaluate(ctx context.Context, display string, inst *build.Instance, cfg *load.Config) (*Result, error) {
 	c.mark("evaluating the contract", "")
 	c.structValidators, c.comprehensions = scanSchemaSources(inst)
+	c.nestedDefs = sourceDefinitionLabels(inst)
+	c.schemaDocs = schemaDocs()
+	files := c.userFiles(inst.Files)
+	aliases := schemaAliases(files)
+	closed := closedForm(files, aliases)
+	c.progress.mu.Lock()
+	stop := c.progress.stop
+	c.progress.mu.Unlock()
+	c.startPrefetch(inst, cfg, sourceSize(files), closed, stop)
+	defer c.pre.close()
 	cctx := cuecontext.New()
 	v := cctx.BuildInstance(inst)
 	contract, cerr := contractDefinition(cctx, inst, cfg)
@@ -312,8 +323,6 @@ func (c *compiler) evaluate(ctx context.Context, display string, inst *build.Ins
 		}
 		return nil, fmt.Errorf("contract %s: loading %s: %w", display, schemaImportPath, cerr)
 	}
-	files := c.userFiles(inst.Files)
-	aliases := schemaAliases(files)
 	if !referencesContract(files, aliases) {
 		c.report(c.packagePos(files), "contract-root", "contract root must unify with schema.#Contract: import %q and write the root as schema.#Contract & { ... }", schemaImportPath)
 	}
@@ -324,7 +333,7 @@ func (c *compiler) evaluate(ctx context.Context, display string, inst *build.Ins
 	// definition itself reports every unknown field ("field not allowed")
 	// at the user's label. The recommended form is closed by CUE already
 	// and skips the (whole-tree) second unification.
-	if !closedForm(files, aliases) {
+	if !closed {
 		v = v.Unify(contract)
 	}
 	c.closed, c.contract = v, contract
@@ -350,7 +359,11 @@ func (c *compiler) evaluate(ctx context.Context, display string, inst *build.Ins
 	c.ctx = ctx
 	c.cue = cctx
 	c.root = v
-	c.schemaDocs = schemaDocs()
+	// The second translator's share (see prefetch.go) is translated on
+	// its own goroutine only when CUE found no error: with errors, the
+	// graph skips broken nodes, and the compiler translates alone.
+	c.preStarted = verr == nil && c.pre != nil
+	c.pre.Go(c.preStarted)
 	c.build()
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -735,14 +748,32 @@ type compiler struct {
 	g          *graph.Graph
 	schemaDocs map[string]bool
 	diags      []Diagnostic
-	translator *cueschema.Translator
-	schemaNode string // the schema node being translated (for warnings)
+	// translatorA and translatorB translate the two shares of the
+	// schema nodes (see prefetch.go); pre, when set, runs the second
+	// share on a goroutine of its own, and prefetchMisses counts the
+	// nodes of that share the compiler had to translate itself while it
+	// ran (zero unless the prefetcher failed).
+	translatorA, translatorB *cueschema.Translator
+	warnA, warnB             []*cueschema.Warning
+	pre                      *prefetcher
+	preStarted               bool
+	prefetchMisses           int
+	prefetched               int // nodes taken from the prefetcher
+	sideB                    int // nodes of the second translator's share
+	warned                   map[warningKey]bool
+	schemaNode               string // the schema node being translated (for warnings)
+	// trees are the translated schemas by digest, read by the checks.
+	trees map[graph.Digest]any
 	// structValidators: a file of the contract calls a struct or list
 	// validator (see scanSchemaSources).
 	structValidators bool
 	// comprehensions: a file of the contract holds a comprehension
 	// (cueschema.Options.NoConditionalFields).
 	comprehensions bool
+	// nestedDefs are the definition labels a schema node could take from
+	// the sources (see definitionLabels); nil means unknown (check every
+	// node).
+	nestedDefs definitionLabels
 	// progress is what the compilation is doing, for the watchdog.
 	progress progress
 	warnings []Diagnostic
@@ -772,6 +803,10 @@ func (c *compiler) result() *Result {
 		skipSurfaces: c.skipSurfaces,
 		index:        c.index,
 		root:         c.root,
+
+		prefetchMisses: c.prefetchMisses,
+		prefetched:     c.prefetched,
+		sideB:          c.sideB,
 	}
 }
 
@@ -1249,7 +1284,7 @@ func (c *compiler) relPos(p token.Pos) graph.Pos {
 // schemaDocs returns the text of every comment group of the schema package:
 // Generate copies doc comments into "description", and the contract
 // language's own docs must not leak into a user's schemas.
-func schemaDocs() map[string]bool {
+var schemaDocs = sync.OnceValue(func() map[string]bool {
 	docs := map[string]bool{}
 	entries, _ := fs.ReadDir(schema.FS, ".")
 	for _, e := range entries {
@@ -1269,4 +1304,4 @@ func schemaDocs() map[string]bool {
 		}, nil)
 	}
 	return docs
-}
+})

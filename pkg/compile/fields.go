@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/build"
 )
 
 // Unknown definition fields.
@@ -76,6 +78,9 @@ func (c *compiler) checkDefinitionFields() {
 		allowed := c.allowedDefinitions(kind.path)
 		if len(allowed) == 0 {
 			continue
+		}
+		if c.nestedDefs != nil && !c.nestedDefs.beyond(allowed) {
+			continue // no label in the sources can be an unknown definition here
 		}
 		c.eachNode(c.root, kind.path, nil, func(names []string, v cue.Value) {
 			iter, err := v.Fields(cue.Definitions(true), cue.Optional(true))
@@ -157,4 +162,69 @@ func andList(names []string) string {
 		return names[0]
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// definitionLabels is the set of visible definition labels ("#input") the
+// contract's sources declare anywhere a schema node could take them from:
+// below the top level of the contract package's files (a file's own
+// top-level definitions, #Task, are fields of the package root, never of
+// a node), and at every level of the user packages it imports (a node may
+// embed such a package whole). The contract language's own package is
+// left out: the definitions it declares for a node are the allowed ones.
+type definitionLabels map[string]bool
+
+// beyond reports whether a label of the set is not in allowed: only then
+// can a node hold an unknown definition, and checkDefinitionFields must
+// look (Value.Fields on every node costs a sort of its features).
+func (d definitionLabels) beyond(allowed []string) bool {
+	for name := range d {
+		if !slices.Contains(allowed, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// sourceDefinitionLabels collects the definitionLabels of inst.
+func sourceDefinitionLabels(inst *build.Instance) definitionLabels {
+	out := definitionLabels{}
+	collect := func(n ast.Node) {
+		ast.Walk(n, func(n ast.Node) bool {
+			if f, ok := n.(*ast.Field); ok {
+				if id, ok := f.Label.(*ast.Ident); ok && strings.HasPrefix(id.Name, "#") {
+					out[id.Name] = true
+				}
+			}
+			return true
+		}, nil)
+	}
+	seen := map[*build.Instance]bool{}
+	var visit func(bi *build.Instance, root bool)
+	visit = func(bi *build.Instance, root bool) {
+		if seen[bi] {
+			return
+		}
+		seen[bi] = true
+		if !root && (len(bi.Files) == 0 || ast.ParseImportPath(bi.ImportPath).Unqualified().String() == schemaImportPath) {
+			return // a builtin package, or the contract language
+		}
+		for _, file := range bi.Files {
+			if !root {
+				collect(file)
+				continue
+			}
+			for _, d := range file.Decls {
+				if f, ok := d.(*ast.Field); ok {
+					collect(f.Value)
+					continue
+				}
+				collect(d)
+			}
+		}
+		for _, imp := range bi.Imports {
+			visit(imp, false)
+		}
+	}
+	visit(inst, true)
+	return out
 }

@@ -9,6 +9,7 @@ import (
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/literal"
+	"cuelang.org/go/cue/token"
 
 	"stitchkit.dev/stitchkit/pkg/compile/internal/cueschema"
 	"stitchkit.dev/stitchkit/pkg/graph"
@@ -25,47 +26,78 @@ const jsonSchemaDialect = cueschema.Dialect
 // Constructs JSON Schema cannot state exactly are reported as positioned
 // "unrepresentable" diagnostics, and "" is returned.
 func (c *compiler) schemaFor(v cue.Value, node string) graph.Digest {
-	if c.translator == nil {
-		c.translator = cueschema.New(&cueschema.Options{
-			DropDoc:             func(doc string) bool { return c.schemaDocs[strings.TrimSpace(doc)] },
-			Warn:                func(w *cueschema.Warning) { c.schemaWarning(w) },
-			NoStructValidators:  !c.structValidators,
-			NoConditionalFields: !c.comprehensions,
-		})
-	}
 	c.schemaNode = node
 	c.mark("translating the schema", node)
-	doc, err := c.translator.Schema(v)
-	if err != nil {
+	var r translation
+	if sideOf(node) {
+		c.sideB++
+		var ok bool
+		if r, ok = c.pre.take(node); ok {
+			c.prefetched++
+		} else {
+			if c.pre != nil && c.preStarted {
+				c.prefetchMisses++
+			}
+			if c.translatorB == nil {
+				c.translatorB = c.newTranslator(&c.warnB)
+			}
+			r = translate(c.translatorB, &c.warnB, v)
+		}
+	} else {
+		if c.translatorA == nil {
+			c.translatorA = c.newTranslator(&c.warnA)
+		}
+		r = translate(c.translatorA, &c.warnA, v)
+	}
+	for _, w := range r.warnings {
+		c.schemaWarning(w)
+	}
+	if r.err != nil {
 		var terr *cueschema.Error
-		if !errors.As(err, &terr) {
-			c.report(c.index.lookup(node), "json-schema", "%s: %v", node, oneLine(err))
+		if !errors.As(r.err, &terr) {
+			c.report(c.index.lookup(node), "json-schema", "%s: %v", node, oneLine(r.err))
 			return ""
 		}
-		for _, r := range terr.Refusals {
-			pos := c.relPos(r.Pos)
+		for _, ref := range terr.Refusals {
+			pos := c.relPos(ref.Pos)
 			if !pos.IsValid() || strings.HasPrefix(pos.File, "cue.mod/") || strings.HasPrefix(pos.File, "../") {
 				pos = c.index.lookup(node)
 			}
 			where := node
-			if r.Path != "" {
-				where += "." + r.Path
+			if ref.Path != "" {
+				where += "." + ref.Path
 			}
-			msg := fmt.Sprintf("%s: %s has no exact JSON Schema 2020-12 equivalent: %s", where, r.Construct, r.Message)
-			if r.Hint != "" {
-				msg += "; " + r.Hint
+			msg := fmt.Sprintf("%s: %s has no exact JSON Schema 2020-12 equivalent: %s", where, ref.Construct, ref.Message)
+			if ref.Hint != "" {
+				msg += "; " + ref.Hint
 			}
 			c.report(pos, "unrepresentable", "%s", msg)
 		}
 		return ""
 	}
-	return c.store(doc, node)
+	if r.digestErr != nil {
+		c.report(c.index.lookup(node), "json-schema", "%s: cannot canonicalise the JSON Schema: %v", node, r.digestErr)
+		return ""
+	}
+	c.g.Schemas[r.digest] = r.bytes
+	c.keepTree(r.digest, r.doc)
+	return r.digest
 }
 
 // schemaWarning reports a translator warning about the schema node being
 // translated (c.schemaNode) as a positioned warning: the schema means what
 // CUE means, which its author most likely did not mean.
 func (c *compiler) schemaWarning(w *cueschema.Warning) {
+	// Both translators may translate one definition, and each warns once
+	// about it: keep the first, in the order the graph is built.
+	k := warningKey{w.Pos, w.Rule, w.Message}
+	if c.warned[k] {
+		return
+	}
+	if c.warned == nil {
+		c.warned = map[warningKey]bool{}
+	}
+	c.warned[k] = true
 	node := c.schemaNode
 	pos := c.relPos(w.Pos)
 	if !pos.IsValid() || strings.HasPrefix(pos.File, "cue.mod/") || strings.HasPrefix(pos.File, "../") {
@@ -82,13 +114,33 @@ func (c *compiler) schemaWarning(w *cueschema.Warning) {
 	c.warnings = append(c.warnings, Diagnostic{Pos: pos, Rule: w.Rule, Message: msg, Path: where})
 }
 
+// store adds a schema the compiler made itself (not a translation).
 func (c *compiler) store(doc map[string]any, node string) graph.Digest {
 	d, err := c.g.AddSchema(doc)
 	if err != nil {
 		c.report(c.index.lookup(node), "json-schema", "%s: cannot canonicalise the JSON Schema: %v", node, err)
 		return ""
 	}
+	c.keepTree(d, doc)
 	return d
+}
+
+// keepTree records doc as the tree of schema d, so the checks read it
+// without decoding the graph's bytes (see schemaTree).
+func (c *compiler) keepTree(d graph.Digest, doc map[string]any) {
+	if c.trees == nil {
+		c.trees = map[graph.Digest]any{}
+	}
+	if _, ok := c.trees[d]; !ok {
+		c.trees[d] = doc
+	}
+}
+
+// warningKey identifies a translator warning (see schemaWarning).
+type warningKey struct {
+	pos  token.Pos
+	rule string
+	msg  string
 }
 
 func oneLine(err error) string {

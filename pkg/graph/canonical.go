@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -285,16 +285,57 @@ func secondUnit(r rune) uint16 {
 
 // SortUTF16 sorts s in place by UTF-16 code units.
 func SortUTF16(s []string) {
-	sort.Slice(s, func(i, j int) bool { return LessUTF16(s[i], s[j]) })
+	for _, k := range s {
+		if !bytewiseUTF16(k) {
+			slices.SortFunc(s, CompareUTF16)
+			return
+		}
+	}
+	// Byte order is UTF-16 order for these strings (almost every key).
+	slices.Sort(s)
+}
+
+// bytewiseUTF16 reports whether s holds no character at or above U+E000
+// (no UTF-8 lead byte 0xEE or more, invalid bytes included): strings made
+// only of such characters sort the same by bytes as by UTF-16 code units,
+// since UTF-8 and UTF-16 order code points alike below U+E000.
+func bytewiseUTF16(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0xEE {
+			return false
+		}
+	}
+	return true
 }
 
 const hexDigits = "0123456789abcdef"
+
+// plainString reports whether s is printable ASCII without '"' or '\\',
+// so it is its own JSON string body.
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
 
 // writeString writes s as a JSON string, escaping only '"', '\\', control
 // characters below U+0020 and invalid UTF-8 (written as U+FFFD, since Go
 // strings cannot hold lone surrogates once decoded from JSON).
 func writeString(buf *bytes.Buffer, s string) {
 	buf.WriteByte('"')
+	if plainString(s) {
+		buf.WriteString(s)
+	} else {
+		writeEscaped(buf, s)
+	}
+	buf.WriteByte('"')
+}
+
+// writeEscaped writes the body of the JSON string s (see writeString).
+func writeEscaped(buf *bytes.Buffer, s string) {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
@@ -333,7 +374,6 @@ func writeString(buf *bytes.Buffer, s string) {
 		}
 		i += n
 	}
-	buf.WriteByte('"')
 }
 
 // formatNumber formats a JSON number literal the way ECMAScript's
@@ -342,6 +382,9 @@ func writeString(buf *bytes.Buffer, s string) {
 // but not exactly in a float64 are still formatted from the float64, exactly
 // as a JavaScript peer would, so digests agree across languages.
 func formatNumber(lit string) (string, error) {
+	if plainInteger(lit) {
+		return lit, nil
+	}
 	f, err := strconv.ParseFloat(lit, 64)
 	if err != nil {
 		// Out of range: JSON.parse yields ±Infinity, which serialises as null.
@@ -354,6 +397,22 @@ func formatNumber(lit string) (string, error) {
 		return "", fmt.Errorf("canonical json: bad number %q", lit)
 	}
 	return formatFloat(f), nil
+}
+
+// plainInteger reports whether lit is an integer literal of at most 15
+// digits without a leading zero (and not -0): ECMAScript prints such a
+// number exactly as written.
+func plainInteger(lit string) bool {
+	d := strings.TrimPrefix(lit, "-")
+	if d == "" || len(d) > 15 || (d[0] == '0' && (len(d) > 1 || len(d) != len(lit))) {
+		return false
+	}
+	for i := 0; i < len(d); i++ {
+		if d[i] < '0' || d[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // formatFloat implements ECMAScript Number::toString for finite values.

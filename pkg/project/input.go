@@ -25,6 +25,13 @@ type part struct {
 // parts decodes the schemas a candidate's advertised input is built from, in
 // merge order.
 func parts(g *graph.Graph, c candidate) ([]part, error) {
+	return cachedParts(g, c, nil)
+}
+
+// cachedParts is parts with the decoded schemas kept in cache (nil: no
+// cache). The trees are shared: every consumer of a part reads it, or
+// clones it before changing it (namespace, flattenUnions).
+func cachedParts(g *graph.Graph, c candidate, cache map[graph.Digest]any) ([]part, error) {
 	type ref struct {
 		name string
 		d    graph.Digest
@@ -40,6 +47,10 @@ func parts(g *graph.Graph, c candidate) ([]part, error) {
 		if r.d == "" {
 			continue
 		}
+		if doc, ok := cache[r.d]; ok {
+			out = append(out, part{name: r.name, doc: doc})
+			continue
+		}
 		raw := g.Schema(r.d)
 		if raw == nil {
 			return nil, fmt.Errorf("%s schema %s is not in the graph", r.name, r.d)
@@ -48,6 +59,9 @@ func parts(g *graph.Graph, c candidate) ([]part, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s schema %s: %w", r.name, r.d, err)
 		}
+		if cache != nil {
+			cache[r.d] = doc
+		}
 		out = append(out, part{name: r.name, doc: doc})
 	}
 	return out, nil
@@ -55,8 +69,8 @@ func parts(g *graph.Graph, c candidate) ([]part, error) {
 
 // advertisedInput builds the flat advertised input document of a candidate
 // (before transport-specific strictness) and the matching argument splitter.
-func advertisedInput(g *graph.Graph, c candidate, flatten bool) (any, argSplitter, error) {
-	ps, err := parts(g, c)
+func advertisedInput(g *graph.Graph, c candidate, flatten bool, cache map[graph.Digest]any) (any, argSplitter, error) {
+	ps, err := cachedParts(g, c, cache)
 	if err != nil {
 		return nil, argSplitter{}, err
 	}

@@ -289,7 +289,7 @@ func (t *Tool) node() string {
 // every problem as a structured *[Error] (kind, surface, pattern, tool name,
 // graph nodes), and the returned Tools is then nil.
 func ToolSurfaces(g *graph.Graph) (*Tools, error) {
-	p := &preparer{g: g, inputs: map[inputKey]*prepared{}, docs: map[docKey]*builtDoc{}}
+	p := &preparer{g: g, inputs: map[inputKey]*prepared{}, docs: map[docKey]*builtDoc{}, trees: map[graph.Digest]any{}}
 	var surfaces []Surface
 	mcp := g.Surfaces.MCP
 	switch {
@@ -454,6 +454,7 @@ type preparer struct {
 	g        *graph.Graph
 	inputs   map[inputKey]*prepared
 	docs     map[docKey]*builtDoc
+	trees    map[graph.Digest]any // decoded schemas, shared read-only
 	errs     Errors
 	warnings []Warning
 }
@@ -490,7 +491,7 @@ func (p *preparer) document(c candidate, flatten, strict bool) *builtDoc {
 	}
 	d := &builtDoc{}
 	p.docs[k] = d
-	doc, args, err := advertisedInput(p.g, c, flatten)
+	doc, args, err := advertisedInput(p.g, c, flatten, p.trees)
 	if err != nil {
 		d.err = err
 		return d
