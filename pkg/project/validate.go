@@ -159,7 +159,7 @@ func notObjectFailure(obj, root map[string]any, flattenOn bool) string {
 		}
 		return "input must be an object schema (type: object with properties): " + what + "; wrap the value in an object field or remove MCP from expose"
 	case !flattenOn:
-		return "input must be an object schema (type: object, no union at the root); flatten the union with policy.mcp.flattenUnionInput or remove MCP from expose"
+		return "input must be an object schema (type: object, no union at the root; a disjunction of structs and a struct with conditional fields, if … {…}, are unions of their cases); flatten the union with policy.mcp.flattenUnionInput or remove MCP from expose"
 	}
 	f := &flattener{root: root}
 	_, why := f.flatten(union)

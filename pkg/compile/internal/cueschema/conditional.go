@@ -2,6 +2,7 @@ package cueschema
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"cuelang.org/go/cue"
@@ -294,7 +295,7 @@ func (w *walker) conditional(v cue.Value, names []string, comp *ast.Comprehensio
 			for _, name := range need {
 				dropDefault(s, name.(string))
 			}
-			s = conjoin(s, map[string]any{"required": need})
+			s = requireAlso(s, need)
 		} else if ai.complete {
 			inf.complete = true
 		}
@@ -326,6 +327,31 @@ func (w *walker) conditional(v cue.Value, names []string, comp *ast.Comprehensio
 		}
 	}
 	return anyOf(arms), inf
+}
+
+// requireAlso is s with the properties need required too. A "required"
+// beside s's own keywords means the same as allOf [s, {required: need}]
+// (the keywords of one schema object all apply), and keeps a case one
+// object schema: the MCP and agent presentations flatten unions of
+// objects, not of allOf.
+func requireAlso(s any, need []any) any {
+	m, ok := s.(map[string]any)
+	if !ok {
+		return conjoin(s, map[string]any{"required": need})
+	}
+	req, ok := m["required"].([]any)
+	if _, has := m["required"]; has && !ok {
+		return conjoin(s, map[string]any{"required": need})
+	}
+	out := maps.Clone(m)
+	req = slices.Clone(req)
+	for _, n := range need {
+		if !slices.Contains(req, n) {
+			req = append(req, n)
+		}
+	}
+	out["required"] = req
+	return out
 }
 
 // dropDefault removes the default of property name from object schema s.
