@@ -308,11 +308,6 @@ func (c *compiler) evaluate(ctx context.Context, display string, inst *build.Ins
 	files := c.userFiles(inst.Files)
 	aliases := schemaAliases(files)
 	closed := closedForm(files, aliases)
-	c.progress.mu.Lock()
-	stop := c.progress.stop
-	c.progress.mu.Unlock()
-	c.startPrefetch(inst, cfg, sourceSize(files), closed, stop)
-	defer c.pre.close()
 	cctx := cuecontext.New()
 	v := cctx.BuildInstance(inst)
 	contract, cerr := contractDefinition(cctx, inst, cfg)
@@ -359,11 +354,6 @@ func (c *compiler) evaluate(ctx context.Context, display string, inst *build.Ins
 	c.ctx = ctx
 	c.cue = cctx
 	c.root = v
-	// The second translator's share (see prefetch.go) is translated on
-	// its own goroutine only when CUE found no error: with errors, the
-	// graph skips broken nodes, and the compiler translates alone.
-	c.preStarted = verr == nil && c.pre != nil
-	c.pre.Go(c.preStarted)
 	c.build()
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -748,20 +738,12 @@ type compiler struct {
 	g          *graph.Graph
 	schemaDocs map[string]bool
 	diags      []Diagnostic
-	// translatorA and translatorB translate the two shares of the
-	// schema nodes (see prefetch.go); pre, when set, runs the second
-	// share on a goroutine of its own, and prefetchMisses counts the
-	// nodes of that share the compiler had to translate itself while it
-	// ran (zero unless the prefetcher failed).
-	translatorA, translatorB *cueschema.Translator
-	warnA, warnB             []*cueschema.Warning
-	pre                      *prefetcher
-	preStarted               bool
-	prefetchMisses           int
-	prefetched               int // nodes taken from the prefetcher
-	sideB                    int // nodes of the second translator's share
-	warned                   map[warningKey]bool
-	schemaNode               string // the schema node being translated (for warnings)
+	// translator translates every schema node; warn collects the
+	// warnings of the node being translated.
+	translator *cueschema.Translator
+	warn       []*cueschema.Warning
+	warned     map[warningKey]bool
+	schemaNode string // the schema node being translated (for warnings)
 	// trees are the translated schemas by digest, read by the checks.
 	trees map[graph.Digest]any
 	// structValidators: a file of the contract calls a struct or list
@@ -803,10 +785,6 @@ func (c *compiler) result() *Result {
 		skipSurfaces: c.skipSurfaces,
 		index:        c.index,
 		root:         c.root,
-
-		prefetchMisses: c.prefetchMisses,
-		prefetched:     c.prefetched,
-		sideB:          c.sideB,
 	}
 }
 

@@ -33,8 +33,6 @@ type Result struct {
 	skipSurfaces bool
 	index        *posIndex
 	root         cue.Value
-	// prefetchMisses: see compiler.prefetchMisses (for tests).
-	prefetchMisses, prefetched, sideB int
 }
 
 // Err returns the diagnostics as an *[Error], or nil when there is none.

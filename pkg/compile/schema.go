@@ -28,27 +28,10 @@ const jsonSchemaDialect = cueschema.Dialect
 func (c *compiler) schemaFor(v cue.Value, node string) graph.Digest {
 	c.schemaNode = node
 	c.mark("translating the schema", node)
-	var r translation
-	if sideOf(node) {
-		c.sideB++
-		var ok bool
-		if r, ok = c.pre.take(node); ok {
-			c.prefetched++
-		} else {
-			if c.pre != nil && c.preStarted {
-				c.prefetchMisses++
-			}
-			if c.translatorB == nil {
-				c.translatorB = c.newTranslator(&c.warnB)
-			}
-			r = translate(c.translatorB, &c.warnB, v)
-		}
-	} else {
-		if c.translatorA == nil {
-			c.translatorA = c.newTranslator(&c.warnA)
-		}
-		r = translate(c.translatorA, &c.warnA, v)
+	if c.translator == nil {
+		c.translator = c.newTranslator(&c.warn)
 	}
+	r := translate(c.translator, &c.warn, v)
 	for _, w := range r.warnings {
 		c.schemaWarning(w)
 	}
@@ -88,8 +71,8 @@ func (c *compiler) schemaFor(v cue.Value, node string) graph.Digest {
 // translated (c.schemaNode) as a positioned warning: the schema means what
 // CUE means, which its author most likely did not mean.
 func (c *compiler) schemaWarning(w *cueschema.Warning) {
-	// Both translators may translate one definition, and each warns once
-	// about it: keep the first, in the order the graph is built.
+	// One construct reached from several schema nodes warns once: keep
+	// the first, in the order the graph is built.
 	k := warningKey{w.Pos, w.Rule, w.Message}
 	if c.warned[k] {
 		return
