@@ -316,20 +316,27 @@ func TestPingAnswered(t *testing.T) {
 // is cut off by the write deadline, not left holding a writer: with a send
 // queue too large to overflow (no slow-consumer close) the connection
 // ends once a write has waited WriteTimeout — on the direct path
-// (Conn.Emit) and on the broadcast path (Server.Emit). The control, with a
-// write timeout of a minute, is still connected after the flood.
+// (Conn.Emit, a socket deadline per frame), on the broadcast path
+// (Server.Emit: the first frame goes out in a sweep, the rest queue behind
+// it), and for one broadcast frame larger than the socket buffers, whose
+// sweep write itself stalls (the sweep's watchdog cuts it). The controls,
+// with a write timeout of a minute, are still connected after the flood.
 func TestWriteDeadline(t *testing.T) {
 	big := map[string]any{"text": strings.Repeat("x", 64<<10), "from": "srv"}
+	huge := map[string]any{"text": strings.Repeat("x", 32<<20), "from": "srv"}
 	const frames = 256 // 16 MiB: far more than loopback socket buffers hold
 	for _, tc := range []struct {
 		name      string
 		timeout   time.Duration
 		broadcast bool
+		huge      bool // one frame, instead of frames
 		cut       bool
 	}{
-		{"direct", 300 * time.Millisecond, false, true},
-		{"broadcast", 300 * time.Millisecond, true, true},
-		{"control", time.Minute, false, false},
+		{"direct", 300 * time.Millisecond, false, false, true},
+		{"broadcast", 300 * time.Millisecond, true, false, true},
+		{"one broadcast frame beyond the socket buffers", 300 * time.Millisecond, true, true, true},
+		{"control", time.Minute, false, false, false},
+		{"control, one broadcast frame beyond the socket buffers", time.Minute, true, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			disconnected := make(chan error, 1)
@@ -340,12 +347,16 @@ func TestWriteDeadline(t *testing.T) {
 			h := newHarness(t, chatContract(t), &o)
 			h.raw(t) // never reads
 			conn := cs.next(t)
-			for i := 0; i < frames && conn.Connected(); i++ {
+			n, payload := frames, big
+			if tc.huge {
+				n, payload = 1, huge
+			}
+			for i := 0; i < n && conn.Connected(); i++ {
 				var err error
 				if tc.broadcast {
-					err = h.srv.Emit(ctx5(t), "message", big)
+					err = h.srv.Emit(ctx5(t), "message", payload)
 				} else {
-					err = conn.Emit(ctx5(t), "message", big)
+					err = conn.Emit(ctx5(t), "message", payload)
 				}
 				if err != nil && conn.Connected() {
 					t.Fatal(err)

@@ -68,7 +68,11 @@ type Options[I any] struct {
 	// MaxDepth bounds the nesting of argument and ack values
 	// (default validate.DefaultMaxDepth).
 	MaxDepth int
-	// WriteTimeout bounds each frame write (default 10 s).
+	// WriteTimeout bounds each frame write (default 10 s); a write that
+	// outlives it closes the connection. Frames of one connection carry
+	// it as a socket deadline; a broadcast written straight to idle
+	// connections is bounded by its sweep's watchdog instead, which
+	// closes the connection at most 10 ms after the timeout.
 	WriteTimeout time.Duration
 	// SendQueue bounds the frames waiting to be written to one connection
 	// (default 64). A connection whose queue is full is a slow consumer:
