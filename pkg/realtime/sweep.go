@@ -15,18 +15,25 @@ import (
 const sweepTick = 10 * time.Millisecond
 
 // A sweep writes one prepared frame to many idle connections: a few
-// workers (one per CPU) take connections from a shared cursor and write
-// to each directly. That is the peer's loop of WritePreparedMessage calls,
-// made parallel, without a goroutine per connection — and without the
-// peer's flaw that one connection whose socket is full stalls everyone
-// behind it: when no connection has been taken for sweepTick while some
-// are still waiting, another worker joins, so each stalled write holds up
-// only the worker that is stuck in it.
+// workers (one per two CPUs) take connections from a shared cursor and
+// write to each directly. That is the peer's loop of WritePreparedMessage
+// calls, made parallel, without a goroutine per connection — and without
+// the peer's flaw that one connection whose socket is full stalls
+// everyone behind it: when no connection has been taken for sweepTick
+// while some are still waiting, another worker joins, so each stalled
+// write holds up only the worker that is stuck in it.
+//
+// Half the CPUs, not all: the writes are system calls, and a broadcast
+// that took every CPU would stop the rest of the server — its readers,
+// handlers and the acknowledgements they send — until it is written. On
+// two CPUs (measured with realtime-fanout-vs-gorilla, 1,000 loopback
+// clients) one worker beside everything else finished the fan-out sooner
+// than two workers that left nothing else running.
 //
 // The writes carry no socket deadline. Setting one per write costs a
-// runtime timer update and two clock reads per connection, which on a
-// broadcast to a thousand connections was the largest part of what this
-// loop costs beyond the peer's. A sweep's watchdog bounds them instead:
+// runtime timer update and two clock reads per connection, the largest
+// part (in a CPU profile of that benchmark) of what this loop did beyond
+// the peer's. A sweep's watchdog bounds them instead:
 // each worker notes the watchdog's clock when it starts a write, and a
 // write older than the write timeout has its connection closed, which
 // ends the write and the connection as an expired deadline would (within
@@ -63,7 +70,7 @@ func (s *Server[I]) sweep(conns []*Conn[I], pm *websocket.PreparedMessage) {
 	}
 	sw := &sweep[I]{pm: pm, conns: conns, srv: s}
 	sw.now.Store(time.Now().UnixNano())
-	workers := min(runtime.GOMAXPROCS(0), len(conns))
+	workers := min(max(1, runtime.GOMAXPROCS(0)/2), len(conns))
 	// The sweep holds one count of the server's WaitGroup for its whole
 	// life; the claimed connections are open, so the count is above zero.
 	s.wg.Add(1)
