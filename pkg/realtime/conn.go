@@ -293,14 +293,19 @@ func (c *Conn[I]) enqueueLocked(f outFrame) error {
 // claimOrQueue is enqueue for a prepared broadcast frame, except that an
 // idle connection is claimed instead (true): the caller then writes pm to
 // it with writeClaimed.
+//
+// It runs for every connection of a broadcast, so it unlocks by hand: the
+// wrapper a deferred unlock calls showed in a profile of the fan-out
+// benchmark.
 func (c *Conn[I]) claimOrQueue(pm *websocket.PreparedMessage) bool {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if !c.writing && !c.closed && !c.closing {
 		c.writing = true
+		c.mu.Unlock()
 		return true
 	}
 	_ = c.enqueueLocked(outFrame{pm: pm})
+	c.mu.Unlock()
 	return false
 }
 
@@ -314,8 +319,7 @@ func (c *Conn[I]) writeClaimed(pm *websocket.PreparedMessage) {
 		c.deadlineSet = false
 	}
 	err := c.ws.WritePreparedMessage(pm)
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.mu.Lock() // unlocked by hand, as in claimOrQueue
 	switch {
 	case err != nil:
 		c.writeFailedLocked()
@@ -325,6 +329,7 @@ func (c *Conn[I]) writeClaimed(pm *websocket.PreparedMessage) {
 	default:
 		c.writing = false
 	}
+	c.mu.Unlock()
 }
 
 // writeExpired ends a claimed write that has outlived the write timeout,
