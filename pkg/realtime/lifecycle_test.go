@@ -311,3 +311,76 @@ func TestPingAnswered(t *testing.T) {
 		ping(t, ws, pongs(ws))
 	})
 }
+
+// TestWriteDeadline: a peer that stops reading while its socket is full
+// is cut off by the write deadline, not left holding a writer: with a send
+// queue too large to overflow (no slow-consumer close) the connection
+// ends once a write has waited WriteTimeout — on the direct path
+// (Conn.Emit, a socket deadline per frame), on the broadcast path
+// (Server.Emit: the first frame goes out in a sweep, the rest queue behind
+// it), and for one broadcast frame larger than the socket buffers, whose
+// sweep write itself stalls (the sweep's watchdog cuts it). The controls,
+// with a write timeout of a minute, are still connected after the flood.
+func TestWriteDeadline(t *testing.T) {
+	big := map[string]any{"text": strings.Repeat("x", 64<<10), "from": "srv"}
+	huge := map[string]any{"text": strings.Repeat("x", 32<<20), "from": "srv"}
+	const frames = 256 // 16 MiB: far more than loopback socket buffers hold
+	for _, tc := range []struct {
+		name      string
+		timeout   time.Duration
+		broadcast bool
+		huge      bool // one frame, instead of frames
+		cut       bool
+	}{
+		{"direct", 300 * time.Millisecond, false, false, true},
+		{"broadcast", 300 * time.Millisecond, true, false, true},
+		{"one broadcast frame beyond the socket buffers", 300 * time.Millisecond, true, true, true},
+		{"control", time.Minute, false, false, false},
+		{"control, one broadcast frame beyond the socket buffers", time.Minute, true, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			disconnected := make(chan error, 1)
+			o := realtime.Options[string]{WriteTimeout: tc.timeout, SendQueue: 2 * frames, PingInterval: -1,
+				CloseTimeout: 100 * time.Millisecond,
+				OnDisconnect: func(_ *realtime.Conn[string], err error) { disconnected <- err }}
+			cs := trackConns(&o)
+			h := newHarness(t, chatContract(t), &o)
+			h.raw(t) // never reads
+			conn := cs.next(t)
+			n, payload := frames, big
+			if tc.huge {
+				n, payload = 1, huge
+			}
+			for i := 0; i < n && conn.Connected(); i++ {
+				var err error
+				if tc.broadcast {
+					err = h.srv.Emit(ctx5(t), "message", payload)
+				} else {
+					err = conn.Emit(ctx5(t), "message", payload)
+				}
+				if err != nil && conn.Connected() {
+					t.Fatal(err)
+				}
+			}
+			if !tc.cut {
+				time.Sleep(time.Second)
+				if !conn.Connected() {
+					t.Fatal("a connection whose writes wait less than the write timeout was closed")
+				}
+				return
+			}
+			select {
+			case err := <-disconnected:
+				var ce *websocket.CloseError
+				if errors.As(err, &ce) {
+					t.Fatalf("ended with a close frame (%v): not by the write deadline", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("a stalled write was not cut off by the write deadline")
+			}
+			if s := h.srv.Stats(); s.SlowConsumers != 0 {
+				t.Fatalf("closed as a slow consumer, not by the write deadline: %+v", s)
+			}
+		})
+	}
+}

@@ -11,9 +11,11 @@ import (
 )
 
 // Subprotocol is the WebSocket subprotocol (Sec-WebSocket-Protocol) of
-// version 1 of the wire protocol (docs/realtime-protocol.md). A client
-// offers it; a server that does not select it is not speaking this
-// protocol, and a request that does not offer it is refused with 400.
+// version 1 of the wire protocol (docs/realtime-protocol.md). Clients of
+// this package offer it, and treat a server that does not select it as
+// not speaking this protocol. A server selects it when offered, serves a
+// request that offers no subprotocol at all as version 1, and refuses one
+// that offers only others with 400.
 const Subprotocol = "stitchkit.realtime.v1"
 
 // Frame types of the wire protocol. A frame of any other type is ignored

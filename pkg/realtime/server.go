@@ -68,7 +68,11 @@ type Options[I any] struct {
 	// MaxDepth bounds the nesting of argument and ack values
 	// (default validate.DefaultMaxDepth).
 	MaxDepth int
-	// WriteTimeout bounds each frame write (default 10 s).
+	// WriteTimeout bounds each frame write (default 10 s); a write that
+	// outlives it closes the connection. Frames of one connection carry
+	// it as a socket deadline; a broadcast written straight to idle
+	// connections is bounded by its sweep's watchdog instead, which
+	// closes the connection at most 10 ms after the timeout.
 	WriteTimeout time.Duration
 	// SendQueue bounds the frames waiting to be written to one connection
 	// (default 64). A connection whose queue is full is a slow consumer:
@@ -326,8 +330,10 @@ func (s *Server[I]) Stats() Stats {
 // ServeHTTP upgrades a handshake request. Every refusal is an HTTP status
 // with the JSON error envelope, sent before any frame: 405 for a method
 // other than GET, 400 for a request that is not a WebSocket upgrade or
-// does not offer [Subprotocol], 403 for a foreign Origin, the Handshake
-// hook's status, 503 while shutting down.
+// offers subprotocols but not [Subprotocol], 403 for a foreign Origin,
+// the Handshake hook's status, 503 while shutting down. A request that
+// offers no subprotocol is served as version 1, and its response names
+// none (RFC 6455 §4.2.2).
 func (s *Server[I]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if e := s.precheck(r); e != nil {
 		s.stats.refused.Add(1)
@@ -373,9 +379,12 @@ func (s *Server[I]) precheck(r *http.Request) *mount.Error {
 		return &mount.Error{Code: "FORBIDDEN", Message: "origin not allowed",
 			Details: map[string]any{"origin": r.Header.Get("Origin")}}
 	}
-	if !slices.Contains(websocket.Subprotocols(r), Subprotocol) {
-		return &mount.Error{Code: "BAD_REQUEST", Message: "offer the WebSocket subprotocol " + Subprotocol + " (docs/realtime-protocol.md)",
-			Details: map[string]any{"supported": []string{Subprotocol}, "offered": websocket.Subprotocols(r)}}
+	// A request that offers no subprotocol at all is served as version 1
+	// (a plain `new WebSocket(url)` offers none); one that offers others
+	// but not ours speaks a protocol this server does not.
+	if offered := websocket.Subprotocols(r); len(offered) > 0 && !slices.Contains(offered, Subprotocol) {
+		return &mount.Error{Code: "BAD_REQUEST", Message: "none of the offered WebSocket subprotocols is supported: offer " + Subprotocol + " (docs/realtime-protocol.md)",
+			Details: map[string]any{"supported": []string{Subprotocol}, "offered": offered}}
 	}
 	return nil
 }

@@ -69,31 +69,53 @@ func TestHandshakeRefusals(t *testing.T) {
 		header http.Header
 		status int
 		code   string
+		// selected is the subprotocol a 101 response must name.
+		selected string
 	}{
-		{"accepted", proto(http.Header{"Authorization": {"Bearer alice"}}), 101, ""},
-		{"no token", proto(http.Header{}), 401, "UNAUTHORIZED"},
-		{"hook refuses with a code", proto(http.Header{"Authorization": {"Bearer banned"}}), 403, "FORBIDDEN"},
-		{"hook says unavailable", proto(http.Header{"Authorization": {"Bearer down"}}), 503, "SERVICE_UNAVAILABLE"},
-		{"hook panics", proto(http.Header{"Authorization": {"Bearer panic"}}), 500, "INTERNAL_SERVER_ERROR"},
-		{"no subprotocol", http.Header{"Authorization": {"Bearer alice"}}, 400, "BAD_REQUEST"},
-		{"other subprotocol", http.Header{"Authorization": {"Bearer alice"}, "Sec-WebSocket-Protocol": {"stitchkit.realtime.v0, chat"}}, 400, "BAD_REQUEST"},
-		{"foreign origin", proto(http.Header{"Authorization": {"Bearer alice"}, "Origin": {"https://evil.example"}}), 403, "FORBIDDEN"},
-		{"same origin", proto(http.Header{"Authorization": {"Bearer alice"}, "Origin": {h.hs.URL}}), 101, ""},
+		{"accepted", proto(http.Header{"Authorization": {"Bearer alice"}}), 101, "", realtime.Subprotocol},
+		{"no token", proto(http.Header{}), 401, "UNAUTHORIZED", ""},
+		{"hook refuses with a code", proto(http.Header{"Authorization": {"Bearer banned"}}), 403, "FORBIDDEN", ""},
+		{"hook says unavailable", proto(http.Header{"Authorization": {"Bearer down"}}), 503, "SERVICE_UNAVAILABLE", ""},
+		{"hook panics", proto(http.Header{"Authorization": {"Bearer panic"}}), 500, "INTERNAL_SERVER_ERROR", ""},
+		// A client that offers no subprotocol (new WebSocket(url)) gets
+		// version 1, and a response that names none (RFC 6455 §4.2.2).
+		{"no subprotocol offered", http.Header{"Authorization": {"Bearer alice"}}, 101, "", ""},
+		{"ours among others", http.Header{"Authorization": {"Bearer alice"}, "Sec-WebSocket-Protocol": {"chat, " + realtime.Subprotocol}}, 101, "", realtime.Subprotocol},
+		{"only other subprotocols", http.Header{"Authorization": {"Bearer alice"}, "Sec-WebSocket-Protocol": {"stitchkit.realtime.v0, chat"}}, 400, "BAD_REQUEST", ""},
+		{"foreign origin", proto(http.Header{"Authorization": {"Bearer alice"}, "Origin": {"https://evil.example"}}), 403, "FORBIDDEN", ""},
+		{"same origin", proto(http.Header{"Authorization": {"Bearer alice"}, "Origin": {h.hs.URL}}), 101, "", realtime.Subprotocol},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
-			status, body, _ := handshake(t, h.url, tc.header)
+			status, body, hdr := handshake(t, h.url, tc.header)
 			if status != tc.status || errCode(body) != tc.code {
 				t.Fatalf("status %d code %q, want %d %q (%v)", status, errCode(body), tc.status, tc.code, body)
+			}
+			if got := hdr.Get("Sec-WebSocket-Protocol"); status == 101 && got != tc.selected {
+				t.Fatalf("selected subprotocol %q, want %q", got, tc.selected)
 			}
 			if d := time.Since(start); d > 2*time.Second {
 				t.Fatalf("refusal took %s", d)
 			}
 		})
 	}
+	t.Run("a peer that offered no subprotocol speaks version 1", func(t *testing.T) {
+		h.handle("say", func(context.Context, *realtime.Conn[string], realtime.Args) (any, error) {
+			return map[string]any{"n": 1}, nil
+		})
+		ws, _, err := (&websocket.Dialer{HandshakeTimeout: 5 * time.Second}).Dial(h.url, http.Header{"Authorization": {"Bearer alice"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ws.Close()
+		writeText(t, ws, `{"type":"event","id":1,"event":"say","args":[{"text":"hi"}]}`)
+		if f := readFrame(t, ws); f.Type != "ack" || string(f.Ack) != `{"n":1}` {
+			t.Fatalf("%+v", f)
+		}
+	})
 	t.Run("supported protocols are named", func(t *testing.T) {
-		_, body, _ := handshake(t, h.url, http.Header{})
+		_, body, _ := handshake(t, h.url, http.Header{"Sec-WebSocket-Protocol": {"graphql-ws"}})
 		details := body["error"].(map[string]any)["details"].(map[string]any)
 		if got := canon(t, details["supported"]); got != `["`+realtime.Subprotocol+`"]` {
 			t.Fatalf("supported = %s", got)
@@ -143,7 +165,7 @@ func TestHandshakeRefusals(t *testing.T) {
 			t.Fatal("handler not called")
 		}
 	})
-	if s := h.srv.Stats(); s.Refused < 7 {
+	if s := h.srv.Stats(); s.Refused != 10 {
 		t.Errorf("refused handshakes counted: %+v", s)
 	}
 }

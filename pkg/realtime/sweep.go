@@ -2,33 +2,64 @@ package realtime
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
 )
 
-// sweepStallCheck is how often a sweep checks that it is making progress.
-const sweepStallCheck = 10 * time.Millisecond
+// sweepTick is how often a sweep's watchdog runs: it checks that the
+// sweep is making progress and that no write has outlived the write
+// timeout.
+const sweepTick = 10 * time.Millisecond
 
 // A sweep writes one prepared frame to many idle connections: a few
-// workers (one per CPU) take connections from a shared cursor and write
-// to each directly. That is the peer's loop of WritePreparedMessage calls,
-// made parallel, without a goroutine per connection — and without the
-// peer's flaw that one connection whose socket is full stalls everyone
-// behind it: when no connection has been finished for sweepStallCheck
+// workers (one per two CPUs) take connections from a shared cursor and
+// write to each directly. That is the peer's loop of WritePreparedMessage
+// calls, made parallel, without a goroutine per connection — and without
+// the peer's flaw that one connection whose socket is full stalls
+// everyone behind it: when no connection has been taken for sweepTick
 // while some are still waiting, another worker joins, so each stalled
-// write holds up only the worker that is stuck in it (bounded by the
-// write timeout).
+// write holds up only the worker that is stuck in it.
+//
+// Half the CPUs, not all: the writes are system calls, and a broadcast
+// that took every CPU would stop the rest of the server — its readers,
+// handlers and the acknowledgements they send — until it is written. On
+// two CPUs (measured with realtime-fanout-vs-gorilla, 1,000 loopback
+// clients) one worker beside everything else finished the fan-out sooner
+// than two workers that left nothing else running.
+//
+// The writes carry no socket deadline. Setting one per write costs a
+// runtime timer update and two clock reads per connection, the largest
+// part (in a CPU profile of that benchmark) of what this loop did beyond
+// the peer's. A sweep's watchdog bounds them instead:
+// each worker notes the watchdog's clock when it starts a write, and a
+// write older than the write timeout has its connection closed, which
+// ends the write and the connection as an expired deadline would (within
+// one tick past the timeout, never before it).
 type sweep[I any] struct {
-	pm       *websocket.PreparedMessage
-	conns    []*Conn[I]
-	next     atomic.Int64 // index of the next connection to take
-	finished atomic.Int64 // connections written (or failed)
-	live     atomic.Int32 // running workers; the last one out releases the sweep
-	last     int64        // finished at the previous stall check (timer goroutine only)
-	srv      *Server[I]
-	timer    *time.Timer
+	pm    *websocket.PreparedMessage
+	conns []*Conn[I]
+	next  atomic.Int64 // index of the next connection to take
+	live  atomic.Int32 // running workers; the last one out releases the sweep
+	now   atomic.Int64 // the watchdog's clock (unix ns), read by workers
+	srv   *Server[I]
+	timer *time.Timer
+
+	mu      sync.Mutex
+	workers []*sweepWorker[I]
+
+	// last is next at the previous tick (watchdog goroutine only).
+	last int64
+}
+
+// sweepWorker is what the watchdog sees of one worker: the connection it
+// is writing to (nil between writes) and the watchdog clock at the write's
+// start.
+type sweepWorker[I any] struct {
+	since atomic.Int64
+	conn  atomic.Pointer[Conn[I]]
 }
 
 // sweep starts writing pm to the claimed connections and returns at once:
@@ -38,53 +69,70 @@ func (s *Server[I]) sweep(conns []*Conn[I], pm *websocket.PreparedMessage) {
 		return
 	}
 	sw := &sweep[I]{pm: pm, conns: conns, srv: s}
-	workers := min(runtime.GOMAXPROCS(0), len(conns))
+	sw.now.Store(time.Now().UnixNano())
+	workers := min(max(1, runtime.GOMAXPROCS(0)/2), len(conns))
 	// The sweep holds one count of the server's WaitGroup for its whole
 	// life; the claimed connections are open, so the count is above zero.
 	s.wg.Add(1)
 	sw.live.Store(int32(workers))
-	if workers < len(conns) {
-		// Armed only once the field is set: check and the workers read it.
-		sw.timer = time.AfterFunc(time.Hour, sw.check)
-		sw.timer.Reset(sweepStallCheck)
-	}
+	// Armed only once the field is set: the watchdog and the workers read
+	// it.
+	sw.timer = time.AfterFunc(time.Hour, sw.tick)
+	sw.timer.Reset(sweepTick)
 	for range workers {
 		go sw.work()
 	}
 }
 
 func (sw *sweep[I]) work() {
+	w := &sweepWorker[I]{}
+	sw.mu.Lock()
+	sw.workers = append(sw.workers, w)
+	sw.mu.Unlock()
 	n := int64(len(sw.conns))
 	for {
 		i := sw.next.Add(1) - 1
 		if i >= n {
 			break
 		}
-		// The clock is read for every write: after a write that stalled,
-		// a deadline computed earlier would already have passed.
-		sw.conns[i].writeClaimed(sw.pm, time.Now().Add(sw.srv.opts.WriteTimeout))
-		sw.finished.Add(1)
+		c := sw.conns[i]
+		// since before conn: a watchdog that sees conn sees its start.
+		w.since.Store(sw.now.Load())
+		w.conn.Store(c)
+		c.writeClaimed(sw.pm)
+		w.conn.Store(nil)
 	}
 	if sw.live.Add(-1) == 0 {
-		if sw.timer != nil {
-			sw.timer.Stop()
-		}
+		sw.timer.Stop()
 		sw.srv.wg.Done()
 	}
 }
 
-// check adds a worker when the sweep has stalled, and re-arms itself while
-// connections are waiting.
-func (sw *sweep[I]) check() {
-	if sw.next.Load() >= int64(len(sw.conns)) {
-		return
+// tick is the watchdog: it closes connections whose write has outlived
+// the write timeout, adds a worker when the sweep has stalled, and
+// re-arms itself while workers run.
+func (sw *sweep[I]) tick() {
+	if sw.live.Load() == 0 {
+		return // the last worker has left
 	}
-	f := sw.finished.Load()
-	if f == sw.last {
+	now := time.Now().UnixNano()
+	sw.now.Store(now)
+	// A write's noted start is at most one tick before its real start, so
+	// waiting one tick more never closes a connection early.
+	expired := now - int64(sw.srv.opts.WriteTimeout) - int64(sweepTick)
+	sw.mu.Lock()
+	for _, w := range sw.workers {
+		if c := w.conn.Load(); c != nil && w.since.Load() <= expired {
+			c.writeExpired()
+		}
+	}
+	sw.mu.Unlock()
+	next := sw.next.Load()
+	if next < int64(len(sw.conns)) && next == sw.last {
 		for {
 			live := sw.live.Load()
 			if live == 0 {
-				return // the last worker has left
+				return
 			}
 			if sw.live.CompareAndSwap(live, live+1) {
 				go sw.work()
@@ -92,6 +140,6 @@ func (sw *sweep[I]) check() {
 			}
 		}
 	}
-	sw.last = f
-	sw.timer.Reset(sweepStallCheck)
+	sw.last = next
+	sw.timer.Reset(sweepTick)
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -42,9 +43,25 @@ func TestAgainstTheRealtimeServer(t *testing.T) {
 	current := contract(t, filepath.Join("..", "..", "realtime", "testdata", "chat"))
 	behind := contract(t, filepath.Join("testdata", "behind"))
 	var handled atomic.Int64
-	srv, err := realtime.NewServer[struct{}](current, nil)
+	var (
+		mu       sync.Mutex
+		reported []string // the server's own rejections, direction/phase/reason/fault
+	)
+	srv, err := realtime.NewServer(current, &realtime.Options[struct{}]{OnRejected: func(_ *realtime.Conn[struct{}], r realtime.Rejection) {
+		mu.Lock()
+		reported = append(reported, r.Event+" "+string(r.Direction)+"/"+string(r.Phase)+"/"+string(r.Reason)+"/"+string(r.Fault))
+		mu.Unlock()
+	}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, ev := range []string{"join"} {
+		if err := srv.Handle(ev, func(context.Context, *realtime.Conn[struct{}], realtime.Args) (any, error) {
+			handled.Add(1)
+			return map[string]any{"ok": true}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := srv.Handle("say", func(context.Context, *realtime.Conn[struct{}], realtime.Args) (any, error) {
 		handled.Add(1)
@@ -128,6 +145,50 @@ func TestAgainstTheRealtimeServer(t *testing.T) {
 			Expected: conformance.Observation{Outcome: conformance.OutcomeRealtimeRejected, Code: conformance.CodeRealtimeContractViolation,
 				Rejection:    &conformance.Rejection{Direction: conformance.ClientInbound, Phase: conformance.PhaseArguments, Reason: conformance.ReasonRejectedByPeer, Fault: conformance.FaultLocal},
 				HandlerCalls: calls(0)}}),
+		// Upstream keeps the exact local outcomes of unknown-event and
+		// missing-acknowledgement: the older client's request for an
+		// event the server has dropped is a peer rejection for it (and an
+		// unknown-event for the server, checked below) ...
+		define(conformance.RealtimeProbe{Name: "the server no longer knows shout", Scenario: conformance.ScenarioPeerRejection,
+			Fixture: Action{Binding: old, Do: func(ctx context.Context, b realtime.Binding) (any, error) {
+				return b.Request(ctx, 0, "shout", "hello?")
+			}},
+			Expected: conformance.Observation{Outcome: conformance.OutcomeRealtimeRejected, Code: conformance.CodeRealtimeContractViolation,
+				Rejection:    &conformance.Rejection{Direction: conformance.ClientInbound, Phase: conformance.PhaseArguments, Reason: conformance.ReasonRejectedByPeer, Fault: conformance.FaultLocal},
+				HandlerCalls: calls(0)}}),
+		// ... and its join, emitted without the id the server now wants,
+		// leaves it without an error (nothing can answer an event that
+		// asked for nothing) while the server drops it as
+		// missing-acknowledgement, before any handler.
+		define(conformance.RealtimeProbe{Name: "an older client's join asks for no acknowledgement", Scenario: conformance.ScenarioEvent,
+			Fixture: Action{Binding: old, Do: func(ctx context.Context, b realtime.Binding) (any, error) {
+				if err := b.Emit(ctx, "join", "lobby"); err != nil {
+					return nil, err
+				}
+				// The server handles a connection's frames in order: by this
+				// ack it has dealt with the join.
+				if _, err := b.Request(ctx, 0, "say", map[string]any{"text": "sync"}); err != nil {
+					return nil, err
+				}
+				return true, nil
+			}},
+			Expected: conformance.Observation{Outcome: conformance.OutcomeSuccess, Data: true, HandlerCalls: calls(1)}}),
+		// The current client's own mistakes are caught at the call site, as
+		// client-outbound local rejections with their exact reason.
+		define(conformance.RealtimeProbe{Name: "a request for an event the contract lacks", Scenario: conformance.ScenarioInvalidArguments,
+			Fixture: Action{Binding: client, Do: func(ctx context.Context, b realtime.Binding) (any, error) {
+				return b.Request(ctx, 0, "shout", "hello?")
+			}},
+			Expected: conformance.Observation{Outcome: conformance.OutcomeRealtimeRejected, Code: conformance.CodeRealtimeContractViolation,
+				Rejection:    &conformance.Rejection{Direction: conformance.ClientOutbound, Phase: conformance.PhaseArguments, Reason: conformance.ReasonUnknownEvent, Fault: conformance.FaultLocal},
+				HandlerCalls: calls(0)}}),
+		define(conformance.RealtimeProbe{Name: "an emit of an event that takes an acknowledgement", Scenario: conformance.ScenarioInvalidAcknowledgement,
+			Fixture: Action{Binding: client, Do: func(ctx context.Context, b realtime.Binding) (any, error) {
+				return nil, b.Emit(ctx, "say", map[string]any{"text": "hi"})
+			}},
+			Expected: conformance.Observation{Outcome: conformance.OutcomeRealtimeRejected, Code: conformance.CodeRealtimeContractViolation,
+				Rejection:    &conformance.Rejection{Direction: conformance.ClientOutbound, Phase: conformance.PhaseAcknowledgement, Reason: conformance.ReasonMissingAcknowledgement, Fault: conformance.FaultLocal},
+				HandlerCalls: calls(0)}}),
 		define(conformance.RealtimeProbe{Name: "say on a closed connection", Scenario: conformance.ScenarioDisconnected,
 			Fixture: Action{Binding: gone, Do: func(ctx context.Context, b realtime.Binding) (any, error) {
 				return b.Request(ctx, 0, "say", map[string]any{"text": "hi"})
@@ -141,6 +202,17 @@ func TestAgainstTheRealtimeServer(t *testing.T) {
 	}
 	if !client.Connected() || !old.Connected() {
 		t.Error("a probe disconnected the caller's client")
+	}
+	mu.Lock()
+	got := strings.Join(reported, "\n")
+	mu.Unlock()
+	want := strings.Join([]string{
+		"say server-inbound/arguments/invalid-arguments/peer",
+		"shout server-inbound/arguments/unknown-event/peer",
+		"join server-inbound/acknowledgement/missing-acknowledgement/peer",
+	}, "\n")
+	if got != want {
+		t.Errorf("the server reported\n%s\nwant\n%s", got, want)
 	}
 	// The probe's message subscription is gone: another message reaches
 	// no probe handler, while the client still works.
