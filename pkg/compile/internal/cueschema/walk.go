@@ -599,7 +599,7 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 		// An error by itself (a validator in it fails on the value as
 		// written): Allows says nothing, the source does. A struct in
 		// a definition is closed unless written open.
-		if lit, ok := exprSource(v).(*ast.StructLit); !ok || !hasEllipsis(lit) {
+		if !writtenOpen(v) {
 			s["additionalProperties"] = false
 		}
 	case !w.open(v, declared, patterns):
@@ -797,6 +797,32 @@ probe:
 		return v.Allows(cue.Str(p))
 	}
 	return true
+}
+
+// writtenOpen reports whether v is written as one struct literal with
+// "..." (beside _ conjuncts only, such as a [string]: _ pattern lends to
+// the field): such a struct is open whatever encloses it.
+func writtenOpen(v cue.Value) bool {
+	src := exprSource(v)
+	if src == nil {
+		op, args := v.Expr()
+		if op != cue.AndOp {
+			return false
+		}
+		for _, a := range args {
+			if id, ok := exprSource(a).(*ast.Ident); ok && id.Name == "_" && a.IncompleteKind() == cue.TopKind {
+				continue
+			}
+			if src != nil {
+				return false
+			}
+			if src = exprSource(a); src == nil {
+				return false
+			}
+		}
+	}
+	lit, ok := src.(*ast.StructLit)
+	return ok && hasEllipsis(lit)
 }
 
 // defaultOf returns the JSON value CUE gives v when the data leaves it out,
