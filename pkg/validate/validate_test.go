@@ -147,3 +147,33 @@ func FuzzDecodeJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestUnionIssues: a union the instance names an alternative of (by a
+// discriminator's value) reports what is wrong inside that alternative; one
+// it names none of says how many alternatives it missed.
+func TestUnionIssues(t *testing.T) {
+	v := mustCompile(t, `{"anyOf":[
+		{"type":"object","properties":{"kind":{"const":"email"},"to":{"type":"string","minLength":3}},"required":["kind","to"],"additionalProperties":false},
+		{"type":"object","properties":{"kind":{"const":"sms"},"phone":{"type":"string"}},"required":["kind","phone"],"additionalProperties":false}]}`)
+	for _, tc := range []struct {
+		in, path, keyword, message string
+	}{
+		{`{"kind":"email","to":"x"}`, "/to", "minLength", ""},
+		{`{"kind":"sms"}`, "", "required", ""},
+		{`{"kind":"fax"}`, "", "anyOf", "matches none of the 2 alternatives"},
+		{`7`, "", "anyOf", "matches none of the 2 alternatives"},
+	} {
+		val, err := DecodeJSON([]byte(tc.in), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ve *Error
+		if err := v.Validate(val); !errors.As(err, &ve) || len(ve.Issues) == 0 {
+			t.Fatalf("%s: %v", tc.in, err)
+		}
+		got := ve.Issues[0]
+		if got.Path != tc.path || got.Keyword != tc.keyword || tc.message != "" && got.Message != tc.message {
+			t.Errorf("%s: issue %+v, want path %q keyword %q message %q", tc.in, got, tc.path, tc.keyword, tc.message)
+		}
+	}
+}

@@ -258,7 +258,14 @@ func (n *node) check(v any, c *vctx) bool {
 		}
 		if !matched {
 			if c.collect {
-				c.add("anyOf", "'anyOf' failed")
+				if b := chosenBranch(n.anyOf, v); b != nil {
+					// The instance names its alternative (a
+					// discriminator's value): say what is wrong in
+					// it, which a client can fix.
+					b.check(v, c)
+				} else {
+					c.add("anyOf", "matches none of the %d alternatives", len(n.anyOf))
+				}
 			}
 			if fail() {
 				return false
@@ -787,4 +794,45 @@ func enumMessage(want []any) string {
 		parts[i] = display(w)
 	}
 	return "value must be one of " + strings.Join(parts, ", ")
+}
+
+// chosenBranch returns the one branch of a union whose constant-valued
+// properties (discriminators: kind: "email") an object instance matches,
+// when it names exactly one; nil otherwise (no discriminator, none or
+// several branches named, not an object).
+func chosenBranch(branches []*node, v any) *node {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	var chosen *node
+	for _, b := range branches {
+		o := b
+		for i := 0; i < 8 && o.ref != nil && len(o.props) == 0; i++ {
+			o = o.ref
+		}
+		discriminated, matches := false, true
+		for _, p := range o.props {
+			if !p.node.hasConst {
+				continue
+			}
+			want, isStr := p.node.constV.(string)
+			if !isStr {
+				continue
+			}
+			discriminated = true
+			if got, ok := obj[p.name].(string); !ok || got != want {
+				matches = false
+				break
+			}
+		}
+		if !discriminated || !matches {
+			continue
+		}
+		if chosen != nil {
+			return nil
+		}
+		chosen = b
+	}
+	return chosen
 }
