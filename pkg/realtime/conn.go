@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -716,6 +718,9 @@ func (c *Conn[I]) teardown(err error) {
 	}
 	c.cond.Broadcast()
 	c.mu.Unlock()
+	if errors.Is(err, websocket.ErrReadLimit) {
+		lingerDrain(c.ws.NetConn())
+	}
 	_ = c.ws.Close()
 	c.cancel()
 	for _, call := range pending {
@@ -725,4 +730,24 @@ func (c *Conn[I]) teardown(err error) {
 	if h := c.srv.opts.OnDisconnect; h != nil {
 		c.hook(func() { h(c, err) })
 	}
+}
+
+// Lingering after a frame beyond the read limit: gorilla has sent the
+// close frame (1009) while the peer is most likely still sending the rest
+// of its frame. Closing at once, with those bytes unread, makes the kernel
+// answer with a reset, which can destroy the close frame before the peer
+// reads it (browsers then see 1006, not 1009). So the reader discards what
+// keeps arriving, for a short time and a bounded amount, as net/http does
+// before closing a connection whose request body it did not read.
+const (
+	lingerTime  = 500 * time.Millisecond
+	lingerBytes = 4 << 20
+)
+
+func lingerDrain(nc net.Conn) {
+	if nc == nil {
+		return
+	}
+	_ = nc.SetReadDeadline(time.Now().Add(lingerTime))
+	_, _ = io.Copy(io.Discard, io.LimitReader(nc, lingerBytes))
 }
