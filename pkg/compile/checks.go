@@ -145,9 +145,32 @@ func (c *compiler) checkQuery(q cue.Value, node string, d graph.Digest) {
 		if queryValue(root, props[name]) {
 			continue
 		}
+		if props[name] == false {
+			// CUE refuses every value of the field (a reference to an
+			// optional field, a field a closed definition does not
+			// allow, conflicting constraints): it is no structured
+			// value, only one that can never be given. Say that, once.
+			fp := join(node, name)
+			if !c.warnedAt(fp) {
+				c.warnings = append(c.warnings, Diagnostic{Pos: c.index.lookup(fp), Rule: "never-valid", Path: fp,
+					Message: fmt.Sprintf("%s: CUE refuses every value of query field %q, so a request can never give it (is it added to a closed definition with &? embed the definition instead: {#Page, %s?: …})", node, name, name)})
+			}
+			continue
+		}
 		kind := q.LookupPath(cue.MakePath(cue.Str(name).Optional())).IncompleteKind()
 		c.reportAt(join(node, name), "query-scalar", "%s: query field %q is %v; query fields must be scalars (string, number, bool) or lists of scalars — move it to #input", node, name, kind)
 	}
+}
+
+// warnedAt reports whether a warning is already recorded at node path p
+// or below it.
+func (c *compiler) warnedAt(p string) bool {
+	for _, w := range c.warnings {
+		if w.Path == p || strings.HasPrefix(w.Path, p+".") || strings.HasPrefix(w.Path, p+"?") {
+			return true
+		}
+	}
+	return false
 }
 
 // schemaTree returns the schema d as a tree: the compiler's own
