@@ -497,15 +497,7 @@ func rootKey(raw json.RawMessage) string {
 	root := clone(m)
 	delete(root, "$defs")
 	delete(root, "$schema")
-	e, err := expand(doc, root, 0)
-	if err != nil {
-		return ""
-	}
-	b, err := graph.Canonical(withoutDocs(e))
-	if err != nil {
-		return ""
-	}
-	return string(b)
+	return bodyKey(doc, root)
 }
 
 // withoutDocs drops the top-level documentation of an expanded schema: the
