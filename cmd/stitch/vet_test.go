@@ -263,8 +263,9 @@ func TestExportDiagnosticsRelativeToCwd(t *testing.T) {
 }
 
 // problemMatcher is the editor problem-matcher pattern
-// docs/contract-language.md documents for stitch vet's output.
-var problemMatcher = regexp.MustCompile(`^\s*(.+):(\d+):(\d+): (\S+): (.*)$`)
+// docs/contract-language.md documents for stitch vet's output: leading
+// whitespace marks a related place, "warning: " a warning.
+var problemMatcher = regexp.MustCompile(`^\s*(?:warning: )?(.+):(\d+):(\d+): (\S+): (.*)$`)
 
 // TestProblemMatcher: every line of every golden diagnostic — primary
 // and related — is matched by the documented pattern, and names a file
