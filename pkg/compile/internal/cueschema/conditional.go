@@ -323,10 +323,87 @@ func (w *walker) conditional(v cue.Value, names []string, comp *ast.Comprehensio
 			}
 		}
 		if len(unresolved) > 0 {
-			arms = append(arms, map[string]any{"type": "object", "not": map[string]any{"required": unresolved}})
+			arms = append(arms, unresolvedCase(v, arms, unresolved))
 		}
 	}
 	return anyOf(arms), inf
+}
+
+// unresolvedCase is the partial form of a struct whose conditional
+// fields unresolved are left out, deep in a disjunction arm: the
+// comprehension stays unresolved and the struct merely incomplete, but its
+// other fields still conflict with a wrong value ({o?: int} with o: 1e2
+// eliminates the arm). CUE then checks neither the fields the
+// comprehension would add nor closedness (it could add any field), and a
+// missing field is only incomplete. So the case keeps, of the keywords
+// every expanded case shares, those on the fields v has without the
+// comprehension, and drops required and a closing additionalProperties.
+// When the cases are not all plain object schemas it says only that the
+// fields are left out (a looser partial form: the arm may be called
+// possible where CUE eliminates it).
+func unresolvedCase(v cue.Value, cases []any, unresolved []any) any {
+	out := map[string]any{"type": "object", "not": map[string]any{"required": unresolved}}
+	var ms []map[string]any
+	for _, c := range cases {
+		m, ok := c.(map[string]any)
+		if !ok || m["type"] != "object" {
+			return out
+		}
+		ms = append(ms, m)
+	}
+	if len(ms) == 0 {
+		return out
+	}
+	shared := func(get func(map[string]any) (any, bool)) (any, bool) {
+		first, ok := get(ms[0])
+		if !ok {
+			return nil, false
+		}
+		for _, m := range ms[1:] {
+			x, ok := get(m)
+			if !ok || !jsonEqual(first, x) {
+				return nil, false
+			}
+		}
+		return first, true
+	}
+	// The fields v has without the comprehension (not those it reads:
+	// they are left out).
+	props := map[string]any{}
+	iter, err := v.Fields(cue.Optional(true))
+	if err == nil {
+		for iter.Next() {
+			name := iter.Selector().Unquoted()
+			if slices.Contains(unresolved, any(name)) {
+				continue
+			}
+			p, ok := shared(func(m map[string]any) (any, bool) {
+				ps, _ := m["properties"].(map[string]any)
+				p, has := ps[name]
+				return p, has
+			})
+			if ok {
+				props[name] = p
+			}
+		}
+	}
+	if len(props) > 0 {
+		out["properties"] = props
+	}
+	for k := range ms[0] {
+		switch k {
+		case "type", "properties", "required", "not", "default":
+			continue
+		case "additionalProperties", "unevaluatedProperties":
+			if ms[0][k] == false {
+				continue
+			}
+		}
+		if x, ok := shared(func(m map[string]any) (any, bool) { x, has := m[k]; return x, has }); ok {
+			out[k] = x
+		}
+	}
+	return out
 }
 
 // requireAlso is s with the properties need required too. A "required"

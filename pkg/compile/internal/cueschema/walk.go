@@ -626,7 +626,13 @@ func (w *walker) defaultEmptyList(v, arm cue.Value, path string, depth int, m mo
 			written = args[0]
 		}
 	}
+	// *[] | [...T] is a disjunction to CUE: a comprehension left
+	// unresolved in an element eliminates the arm as it does in an
+	// element of any arm (see conditional).
+	outerDepth := w.armDepth
+	w.armDepth = 0
 	s, inf := w.list(written, arm, path, depth, m)
+	w.armDepth = outerDepth
 	inf.complete = true
 	if s != true && written.Unify(v.Context().CompileString("[]")).Validate(cue.Concrete(true)) != nil {
 		s = anyOf([]any{map[string]any{"type": "array", "maxItems": json.Number("0")}, s})
