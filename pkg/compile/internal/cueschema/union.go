@@ -79,6 +79,10 @@ func (w *walker) union(v cue.Value, written []cue.Value, d cue.Value, hasDefault
 			}
 			if len(written) > 0 {
 				args = w.closeArms(written)
+				if w.opened == 0 {
+					w.rewrapped++
+					defer func() { w.rewrapped-- }()
+				}
 			}
 		}
 	}

@@ -45,6 +45,11 @@ type walker struct {
 	root string
 	// structs are the struct literals being translated, outermost first.
 	structs []structFrame
+	// rewrapped counts the disjunctions being translated whose arms
+	// are read as written and closed by wrapping (see union), and the
+	// structs that are errors by themselves: Value.Allows is wrong
+	// about the struct literals in them (see structure).
+	rewrapped int
 	// opened counts the structs and lists being translated that a
 	// matchN or matchIf validates: CUE opens the struct literals in them
 	// (see translateValidators).
@@ -402,6 +407,12 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 		w.opened++
 		defer func() { w.opened-- }()
 	}
+	if v.IncompleteKind() == cue.BottomKind {
+		// An error by itself (a validator in it fails on the value as
+		// written): Allows calls the struct literals in it open.
+		w.rewrapped++
+		defer func() { w.rewrapped-- }()
+	}
 	iter, err := v.Fields(cue.Optional(true), cue.Patterns(true))
 	if err != nil {
 		w.refuse(v, path, "this struct", "CUE cannot list its fields: "+oneLine(err), "")
@@ -602,6 +613,12 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 		if !writtenOpen(v) {
 			s["additionalProperties"] = false
 		}
+	case w.rewrapped > 0 && closedLiteral(v):
+		// A struct literal in an arm read as written and closed by
+		// wrapping (see Translator.closeArms), or in a struct that is
+		// an error by itself: Allows calls it open, but in the
+		// definition it is written in it is closed.
+		s["additionalProperties"] = false
 	case !w.open(v, declared, patterns):
 		s["additionalProperties"] = false
 	}
@@ -801,6 +818,22 @@ probe:
 			}
 		}
 		return v.Allows(cue.Str(p))
+	}
+	return true
+}
+
+// closedLiteral reports whether v is written as one struct literal with
+// neither "..." nor an embedding (which may open it).
+func closedLiteral(v cue.Value) bool {
+	lit, ok := exprSource(v).(*ast.StructLit)
+	if !ok {
+		return false
+	}
+	for _, d := range lit.Elts {
+		switch d.(type) {
+		case *ast.Ellipsis, *ast.EmbedDecl:
+			return false
+		}
 	}
 	return true
 }
