@@ -86,6 +86,9 @@ func (w *walker) union(v cue.Value, written []cue.Value, d cue.Value, hasDefault
 			}
 		}
 	}
+	// Where Allows cannot be trusted (see walker.rewrapped), the source
+	// says whether the struct arms are closed.
+	closedArms := w.rewrapped > 0 && w.opened == 0 && or != nil && litArmsClosed(or)
 	if limit := maxUnionArms; len(args) > limit || len(args) > maxScalarArms {
 		if scalarArms(args) {
 			limit = maxScalarArms
@@ -162,7 +165,7 @@ func (w *walker) union(v cue.Value, written []cue.Value, d cue.Value, hasDefault
 	if scalar || m != modeFull {
 		var out []any
 		for _, a := range arms {
-			s, ai := w.valueInfo(a.v, path, depth+1, m)
+			s, ai := w.armInfo(a.v, closedArms, path, depth+1, m)
 			if !ai.exact {
 				inf.exact = false
 			}
@@ -174,11 +177,11 @@ func (w *walker) union(v cue.Value, written []cue.Value, d cue.Value, hasDefault
 		return anyOf(out), inf
 	}
 	for _, a := range arms {
-		a.full, a.inf = w.valueInfo(a.v, path, depth+1, modeFull)
+		a.full, a.inf = w.armInfo(a.v, closedArms, path, depth+1, modeFull)
 		if a.inf.exact {
 			a.partial = a.full
 		} else {
-			a.partial = w.value(a.v, path, depth+1, modePartial)
+			a.partial, _ = w.armInfo(a.v, closedArms, path, depth+1, modePartial)
 		}
 	}
 	var nonDef, def []*arm
@@ -881,6 +884,63 @@ func (t *Translator) closeArms(arms []cue.Value) []cue.Value {
 }
 
 var wrapPath = cue.MakePath(cue.Def("W"))
+
+// armInfo translates arm av of a disjunction; closed says that every
+// struct arm of it is written as a closed literal.
+func (w *walker) armInfo(av cue.Value, closed bool, path string, depth int, m mode) (any, info) {
+	if k := av.IncompleteKind(); closed && (k == cue.StructKind || k == cue.BottomKind) {
+		w.forceClosed = true
+		defer func() { w.forceClosed = false }()
+	}
+	return w.valueInfo(av, path, depth, m)
+}
+
+// litArmsClosed reports whether every arm of the written disjunction or
+// that can be a struct is a struct literal with neither "..." nor an
+// embedding (other arms, such as a reference, may be open: false).
+func litArmsClosed(or *ast.BinaryExpr) bool {
+	var arms []ast.Expr
+	var flatten func(e ast.Expr, d int) bool
+	flatten = func(e ast.Expr, d int) bool {
+		if d > MaxDepth {
+			return false
+		}
+		switch x := e.(type) {
+		case *ast.ParenExpr:
+			return flatten(x.X, d+1)
+		case *ast.UnaryExpr:
+			if x.Op == token.MUL {
+				return flatten(x.X, d+1)
+			}
+		case *ast.BinaryExpr:
+			if x.Op == token.OR {
+				return flatten(x.X, d+1) && flatten(x.Y, d+1)
+			}
+		}
+		arms = append(arms, e)
+		return true
+	}
+	if !flatten(or, 0) {
+		return false
+	}
+	structs := 0
+	for _, e := range arms {
+		switch x := e.(type) {
+		case *ast.StructLit:
+			for _, d := range x.Elts {
+				switch d.(type) {
+				case *ast.Ellipsis, *ast.EmbedDecl:
+					return false
+				}
+			}
+			structs++
+		case *ast.BasicLit, *ast.ListLit:
+		default:
+			return false
+		}
+	}
+	return structs > 0
+}
 
 // closeArms is Translator.closeArms, except where a matchN or matchIf
 // opens the arms (see translateValidators).

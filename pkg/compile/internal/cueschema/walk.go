@@ -50,6 +50,10 @@ type walker struct {
 	// structs that are errors by themselves: Value.Allows is wrong
 	// about the struct literals in them (see structure).
 	rewrapped int
+	// forceClosed tells the next struct translated that it is an arm of
+	// a disjunction whose struct arms are all written as closed
+	// literals, where Allows cannot be trusted (see armInfo).
+	forceClosed bool
 	// opened counts the structs and lists being translated that a
 	// matchN or matchIf validates: CUE opens the struct literals in them
 	// (see translateValidators).
@@ -394,6 +398,8 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 		// another.
 		return w.conditional(v, names, comp, ok, path, depth, m)
 	}
+	forceClosed := w.forceClosed
+	w.forceClosed = false
 	if lit, ok := exprSource(v).(*ast.StructLit); ok {
 		// A default in a nested struct may copy a field of this one.
 		w.structs = append(w.structs, structFrame{src: lit, v: v})
@@ -613,7 +619,7 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 		if !writtenOpen(v) {
 			s["additionalProperties"] = false
 		}
-	case w.rewrapped > 0 && closedLiteral(v):
+	case w.rewrapped > 0 && (forceClosed || closedLiteral(v)):
 		// A struct literal in an arm read as written and closed by
 		// wrapping (see Translator.closeArms), or in a struct that is
 		// an error by itself: Allows calls it open, but in the
