@@ -867,7 +867,37 @@ func writtenOpen(v cue.Value) bool {
 		}
 	}
 	lit, ok := src.(*ast.StructLit)
-	return ok && hasEllipsis(lit)
+	return ok && litOpen(lit, 0)
+}
+
+// litOpen reports whether a struct literal is written open: with "...",
+// or embedding a definition written open ({#D, extra?: int} with #D:
+// {..., ...}).
+func litOpen(lit *ast.StructLit, depth int) bool {
+	if hasEllipsis(lit) {
+		return true
+	}
+	if depth > 8 {
+		return false
+	}
+	for _, d := range lit.Elts {
+		e, ok := d.(*ast.EmbedDecl)
+		if !ok {
+			continue
+		}
+		id, ok := e.Expr.(*ast.Ident)
+		if !ok {
+			continue
+		}
+		n := id.Node
+		if f, ok := n.(*ast.Field); ok {
+			n = f.Value
+		}
+		if inner, ok := n.(*ast.StructLit); ok && litOpen(inner, depth+1) {
+			return true
+		}
+	}
+	return false
 }
 
 // defaultOf returns the JSON value CUE gives v when the data leaves it out,
