@@ -126,12 +126,7 @@ func (w *walker) union(v cue.Value, written []cue.Value, d cue.Value, hasDefault
 			arms = append(arms, &arm{v: a})
 		}
 	}
-	scalar := true
-	for _, a := range append(slices.Clone(args), defs...) {
-		if a.IncompleteKind()&(cue.StructKind|cue.ListKind) != 0 {
-			scalar = false
-		}
-	}
+	scalar := scalarArms(append(slices.Clone(args), defs...))
 	if !scalar {
 		// Default arms decide ambiguity between struct and list arms;
 		// for scalars the evaluated arms (defaults the others subsume
@@ -370,6 +365,14 @@ func sortByCanonical(l []any) {
 func (w *walker) same(a, b cue.Value, depth int) (any, bool) {
 	a, b = structural(a), structural(b)
 	ka, kb := a.IncompleteKind(), b.IncompleteKind()
+	// An arm that is an error by itself (a validator fails on it as
+	// written): its source says what it is.
+	if ka == cue.BottomKind {
+		ka = sourceKind(a)
+	}
+	if kb == cue.BottomKind {
+		kb = sourceKind(b)
+	}
 	scalarOnly := func(k cue.Kind) bool { return k != cue.BottomKind && k&(cue.StructKind|cue.ListKind) == 0 }
 	if scalarOnly(ka) || scalarOnly(kb) || ka&(cue.StructKind|cue.ListKind) == 0 && kb&(cue.StructKind|cue.ListKind) == 0 {
 		// An instance one of them accepts is a scalar: both results
@@ -1095,7 +1098,13 @@ func defaultArmsOf(d cue.Value) []cue.Value {
 // scalarArms reports whether no arm can hold a struct or a list.
 func scalarArms(arms []cue.Value) bool {
 	for _, a := range arms {
-		if a.IncompleteKind()&(cue.StructKind|cue.ListKind) != 0 {
+		k := a.IncompleteKind()
+		if k == cue.BottomKind {
+			// An error by itself (a validator fails on it as
+			// written): its source says what it is.
+			k = sourceKind(a)
+		}
+		if k&(cue.StructKind|cue.ListKind) != 0 {
 			return false
 		}
 	}

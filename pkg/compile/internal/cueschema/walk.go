@@ -206,9 +206,13 @@ func (w *walker) valueInfo(v cue.Value, path string, depth int, m mode) (any, in
 			// it is.
 			return w.validated(v, path, depth, m)
 		}
-		// A conflict: no value is accepted (an optional field x?: _|_
-		// forbids x).
-		return false, info{exact: true}
+		if !w.validatorArms(v) {
+			// A conflict: no value is accepted (an optional field
+			// x?: _|_ forbids x).
+			return false, info{exact: true}
+		}
+		// A disjunction whose every arm is such a failure (or no
+		// error): the union reads the arms.
 	}
 	if plainLiteral(v) {
 		// One struct or list literal (a single conjunct: a value with
@@ -716,6 +720,25 @@ func (w *walker) validatorFailure(v cue.Value, depth int) bool {
 			continue
 		}
 		if fv := iter.Value(); fv.IncompleteKind() == cue.BottomKind && !w.validatorFailure(fv, depth+1) {
+			return false
+		}
+	}
+	return true
+}
+
+// validatorArms reports whether v, an error by itself, is written as a
+// disjunction each arm of which is no error or an error only because a
+// validator fails on it as written (see validatorFailure).
+func (w *walker) validatorArms(v cue.Value) bool {
+	arms := w.writtenArms(v)
+	if len(arms) < 2 {
+		return false
+	}
+	for _, a := range arms {
+		if a.IncompleteKind() != cue.BottomKind || a.Validate() == nil {
+			continue
+		}
+		if !hasCall(a, 0) && !w.validatorFailure(a, 0) {
 			return false
 		}
 	}
