@@ -289,10 +289,11 @@ func (w *walker) defRef(v cue.Value, path string, m mode, depth int) (any, *defE
 		return nil, nil, false
 	}
 	root, p := v.ReferencePath()
-	if !root.Exists() && depth == 1 && strings.HasPrefix(path, "[") {
+	if !root.Exists() && (w.peel || depth == 1 && strings.HasPrefix(path, "[")) {
 		// An element of a tuple (#args: [#Task]) is the reference and
-		// the contract language's placeholder (_): look past the
-		// placeholder (only here: Expr costs).
+		// the contract language's placeholder (_), a field a
+		// [string]: _ pattern applies to the reference and the
+		// pattern's _: look past the _ (only here: Expr costs).
 		if op, args := v.Expr(); op == cue.AndOp {
 			var keep []cue.Value
 			for _, a := range args {
