@@ -890,7 +890,15 @@ func writtenOpen(v cue.Value) bool {
 			}
 		}
 	}
-	lit, ok := src.(*ast.StructLit)
+	var n ast.Node = src
+	if id, ok := src.(*ast.Ident); ok {
+		// A reference (#S: #D2): the struct it refers to.
+		n = id.Node
+		if f, ok := n.(*ast.Field); ok {
+			n = f.Value
+		}
+	}
+	lit, ok := n.(*ast.StructLit)
 	return ok && litOpen(lit, 0)
 }
 
