@@ -454,9 +454,10 @@ func (w *walker) same(a, b cue.Value, depth int) (any, bool) {
 		return nil, false
 	}
 	var need []any
+	props := map[string]any{}
 	for name, y := range fb {
 		if _, ok := fa[name]; !ok {
-			if need = w.oneSided(need, name, y, a); need == nil {
+			if need = w.oneSided(need, props, name, y, a); need == nil {
 				return nil, false
 			}
 		}
@@ -464,7 +465,7 @@ func (w *walker) same(a, b cue.Value, depth int) (any, bool) {
 	for name, x := range fa {
 		y, ok := fb[name]
 		if !ok {
-			if need = w.oneSided(need, name, x, b); need == nil {
+			if need = w.oneSided(need, props, name, x, b); need == nil {
 				return nil, false
 			}
 			continue
@@ -498,7 +499,12 @@ func (w *walker) same(a, b cue.Value, depth int) (any, bool) {
 	if len(need) == 0 {
 		return nil, true
 	}
-	return map[string]any{"required": need}, false
+	slices.SortFunc(need, func(x, y any) int { return strings.Compare(x.(string), y.(string)) })
+	cond := map[string]any{"required": need}
+	if len(props) > 0 {
+		cond["properties"] = props
+	}
+	return cond, false
 }
 
 // isDisjunction reports whether v is (evaluated as) a disjunction or has
@@ -559,14 +565,57 @@ func structural(v cue.Value) cue.Value {
 // returns nil when the two results can never be equal (the other arm is
 // closed to the field, or the field may hold a struct the declaring arm
 // completes).
-func (w *walker) oneSided(need []any, name string, f fieldInfo, other cue.Value) []any {
-	if f.v.IncompleteKind()&(cue.StructKind|cue.ListKind) != 0 || w.opened == 0 && !other.Allows(cue.Str(name)) {
+//
+// A struct of scalar fields the declaring arm completes nothing of when
+// the instance gives every one of them ({n?: *null | string, a?: bool}
+// with n and a given: both results hold the instance's struct): props
+// gets that condition on the field.
+func (w *walker) oneSided(need []any, props map[string]any, name string, f fieldInfo, other cue.Value) []any {
+	if w.opened == 0 && !other.Allows(cue.Str(name)) {
+		return nil
+	}
+	switch k := f.v.IncompleteKind(); {
+	case k == cue.StructKind:
+		inner, ok := scalarFields(f.v)
+		if !ok {
+			return nil
+		}
+		if len(inner) > 0 {
+			props[name] = map[string]any{"required": inner}
+		}
+	case k&(cue.StructKind|cue.ListKind) != 0:
 		return nil
 	}
 	if need == nil {
 		need = []any{}
 	}
 	return append(need, name)
+}
+
+// scalarFields returns the names of the fields of struct v (sorted) when
+// v is no disjunction, has no pattern constraint and every field of it
+// can hold only scalars.
+func scalarFields(v cue.Value) ([]any, bool) {
+	if isDisjunction(v) || v.LookupPath(cue.MakePath(cue.AnyString)).Exists() {
+		return nil, false
+	}
+	fs, ok := fieldMap(v)
+	if !ok {
+		return nil, false
+	}
+	var names []string
+	for n, f := range fs {
+		if f.v.IncompleteKind()&(cue.StructKind|cue.ListKind) != 0 {
+			return nil, false
+		}
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	out := make([]any, len(names))
+	for i, n := range names {
+		out[i] = n
+	}
+	return out, true
 }
 
 type fieldInfo struct {
