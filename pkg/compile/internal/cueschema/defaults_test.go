@@ -2,6 +2,7 @@ package cueschema
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"cuelang.org/go/cue"
@@ -99,25 +100,86 @@ func optionalDefaultsOnly(got, want, schema []byte) bool {
 func extraDefaults(g, w, s any) bool {
 	gm, ok1 := g.(map[string]any)
 	wm, ok2 := w.(map[string]any)
-	sm, _ := s.(map[string]any)
-	if !ok1 || !ok2 {
-		gb, _ := json.Marshal(g)
-		wb, _ := json.Marshal(w)
-		return string(gb) == string(wb)
-	}
-	props, _ := sm["properties"].(map[string]any)
-	for k, gv := range gm {
-		wv, ok := wm[k]
-		if !ok {
-			p, _ := props[k].(map[string]any)
-			if _, hasDefault := p["default"]; !hasDefault {
+	if ok1 && ok2 {
+		for k, gv := range gm {
+			cands := subSchemas(s, func(m map[string]any) []any {
+				p, _ := m["properties"].(map[string]any)
+				if x, ok := p[k]; ok {
+					return []any{x}
+				}
+				return nil
+			})
+			wv, ok := wm[k]
+			if !ok {
+				if !slices.ContainsFunc(cands, func(c any) bool {
+					_, has := c.(map[string]any)["default"]
+					return has
+				}) {
+					return false
+				}
+				continue
+			}
+			if !explained(gv, wv, cands) {
 				return false
 			}
-			continue
 		}
-		if !extraDefaults(gv, wv, props[k]) {
-			return false
+		return len(wm) <= len(gm)
+	}
+	gl, ok1 := g.([]any)
+	wl, ok2 := w.([]any)
+	if ok1 && ok2 && len(gl) == len(wl) {
+		for i := range gl {
+			cands := subSchemas(s, func(m map[string]any) []any {
+				if pre, ok := m["prefixItems"].([]any); ok && i < len(pre) {
+					return []any{pre[i]}
+				}
+				if it, ok := m["items"].(map[string]any); ok {
+					return []any{it}
+				}
+				return nil
+			})
+			if !explained(gl[i], wl[i], cands) {
+				return false
+			}
+		}
+		return true
+	}
+	gb, _ := json.Marshal(g)
+	wb, _ := json.Marshal(w)
+	return string(gb) == string(wb)
+}
+
+// explained reports whether g and w are equal or differ only by optional
+// defaults under one of the candidate schemas.
+func explained(g, w any, cands []any) bool {
+	if len(cands) == 0 {
+		return extraDefaults(g, w, nil)
+	}
+	return slices.ContainsFunc(cands, func(c any) bool { return extraDefaults(g, w, c) })
+}
+
+// subSchemas returns what pick finds in s and in the alternatives and
+// conjuncts of s (anyOf, oneOf, allOf, nested), as object schemas.
+func subSchemas(s any, pick func(map[string]any) []any) []any {
+	var out []any
+	var walk func(x any, d int)
+	walk = func(x any, d int) {
+		m, ok := x.(map[string]any)
+		if !ok || d > 16 {
+			return
+		}
+		for _, c := range pick(m) {
+			if cm, ok := c.(map[string]any); ok {
+				out = append(out, cm)
+			}
+		}
+		for _, k := range []string{"anyOf", "oneOf", "allOf"} {
+			arms, _ := m[k].([]any)
+			for _, a := range arms {
+				walk(a, d+1)
+			}
 		}
 	}
-	return len(wm) <= len(gm)
+	walk(s, 0)
+	return out
 }

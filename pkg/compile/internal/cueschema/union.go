@@ -472,11 +472,17 @@ func (w *walker) same(a, b cue.Value, depth int) (any, bool) {
 		}
 		if x.ct != y.ct {
 			// (o: int, o!: int, o?: int) Equal when the instance
-			// gives the field: both hold its value.
-			if _, always := w.same(x.v, y.v, depth+1); !always {
+			// gives the field: both hold its value (when it meets
+			// the condition for equal values, id!: [...[...int]]
+			// beside id?: [...{b!: string}] on []).
+			c, always := w.same(x.v, y.v, depth+1)
+			if !always && c == nil {
 				return nil, false
 			}
 			need = append(need, name)
+			if c != nil {
+				props[name] = c
+			}
 			continue
 		}
 		if x.v.Subsume(y.v, cue.Raw()) == nil && y.v.Subsume(x.v, cue.Raw()) == nil && (x.ct == cue.OptionalConstraint || sameDefault(x.v, y.v)) {
@@ -490,11 +496,16 @@ func (w *walker) same(a, b cue.Value, depth int) (any, bool) {
 			return nil, false
 		}
 		// Equal only when the instance gives the field (an optional
-		// one left out keeps each arm's constraint, which differ).
-		if _, always := w.same(x.v, y.v, depth+1); !always {
+		// one left out keeps each arm's constraint, which differ),
+		// and its value meets the condition for equal values.
+		c, always := w.same(x.v, y.v, depth+1)
+		if !always && c == nil {
 			return nil, false
 		}
 		need = append(need, name)
+		if c != nil {
+			props[name] = c
+		}
 	}
 	if len(need) == 0 {
 		return nil, true
