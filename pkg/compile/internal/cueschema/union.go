@@ -586,6 +586,13 @@ func (w *walker) oneSided(need []any, props map[string]any, name string, f field
 		return nil
 	}
 	switch k := f.v.IncompleteKind(); {
+	case k == cue.BottomKind:
+		// An error by itself (a validator fails on it as written,
+		// a comprehension is unresolved): what it completes is
+		// unknown.
+		return nil
+	case k == cue.ListKind && scalarList(f.v):
+		// A list of scalars: the result holds the instance's list.
 	case k == cue.StructKind:
 		inner, ok := scalarFields(f.v)
 		if !ok {
@@ -603,6 +610,32 @@ func (w *walker) oneSided(need []any, props map[string]any, name string, f field
 	return append(need, name)
 }
 
+// scalarList reports whether list v is no disjunction and its elements
+// can hold only scalars.
+func scalarList(v cue.Value) bool {
+	// (An open list's default is [], which is no disjunction.)
+	if d, ok := v.Default(); ok && !emptyList(d) {
+		return false
+	}
+	if op, _ := v.Eval().Expr(); op == cue.OrOp {
+		return false
+	}
+	n := fixedLen(v)
+	scalar := func(e cue.Value) bool {
+		k := e.IncompleteKind()
+		return k != cue.BottomKind && k&(cue.StructKind|cue.ListKind) == 0
+	}
+	for i := range n {
+		if !scalar(v.LookupPath(cue.MakePath(cue.Index(i)))) {
+			return false
+		}
+	}
+	if e := v.LookupPath(cue.MakePath(cue.AnyIndex)); e.Exists() && !scalar(e) {
+		return false
+	}
+	return true
+}
+
 // scalarFields returns the names of the fields of struct v (sorted) when
 // v is no disjunction, has no pattern constraint and every field of it
 // can hold only scalars.
@@ -616,7 +649,7 @@ func scalarFields(v cue.Value) ([]any, bool) {
 	}
 	var names []string
 	for n, f := range fs {
-		if f.v.IncompleteKind()&(cue.StructKind|cue.ListKind) != 0 {
+		if k := f.v.IncompleteKind(); k == cue.BottomKind || k&(cue.StructKind|cue.ListKind) != 0 {
 			return nil, false
 		}
 		names = append(names, n)
