@@ -143,9 +143,43 @@ func projectorChecks(r *compile.Result) (diags []compile.Diagnostic, tools *proj
 			tools = nil
 		}
 	}()
-	k.routes()
-	if !r.SurfacesBroken() {
-		k.surfaces()
+	// The route table and the tool surfaces are independent reads of the
+	// graph: build the table on a second goroutine meanwhile.
+	type routeResult struct {
+		err      error
+		panicked any
+	}
+	done := make(chan routeResult, 1)
+	go func() {
+		var res routeResult
+		defer func() {
+			res.panicked = recover()
+			done <- res
+		}()
+		_, res.err = project.RouteTable(k.g, project.HTTPOptions{})
+	}()
+	var ts *project.Tools
+	var tsErr error
+	var tsPanic any
+	surfaces := !r.SurfacesBroken()
+	if surfaces {
+		func() {
+			defer func() { tsPanic = recover() }()
+			ts, tsErr = project.ToolSurfaces(k.g)
+		}()
+	}
+	// Report in the order the checks ran one after the other: routes,
+	// then surfaces (a panic keeps what came before it).
+	res := <-done
+	if res.panicked != nil {
+		panic(res.panicked)
+	}
+	k.routes(res.err)
+	if tsPanic != nil {
+		panic(tsPanic)
+	}
+	if surfaces {
+		k.surfaces(ts, tsErr)
 	}
 	return k.diags, k.tools
 }

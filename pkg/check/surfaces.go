@@ -19,8 +19,7 @@ import (
 // name collisions within a surface (pointing at both tools), unbuildable
 // tool inputs. One problem found on several surfaces (a collision on MCP
 // and AGENT) is reported once, listing them.
-func (k *checker) surfaces() {
-	ts, err := project.ToolSurfaces(k.g)
+func (k *checker) surfaces(ts *project.Tools, err error) {
 	if err == nil {
 		k.tools = ts
 		k.policyLists(ts)

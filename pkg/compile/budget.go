@@ -147,6 +147,7 @@ func (c *compiler) watch(ctx context.Context, inst *build.Instance, f func(conte
 // diagnostic at the node the compiler was working on (the contract root
 // while CUE evaluates the package), naming the likely culprit.
 func (c *compiler) overBudget(files []*ast.File, budget time.Duration, phase, node string, warnings []Diagnostic) *Result {
+	c.waitScan()
 	pos := c.index.lookup(node)
 	if !pos.IsValid() {
 		pos = c.packagePos(files)

@@ -71,6 +71,44 @@ func keys(v cue.Value) []string {
 	return out
 }
 
+// nodeValues memoises the lookups of one node's fields: the builder and
+// the checks read the same fields of a node several times, and each
+// lookup costs (one of an absent field builds an error value).
+type nodeValues struct {
+	v    cue.Value
+	memo map[nodeLabel]cue.Value
+}
+
+type nodeLabel struct {
+	name  string
+	isDef bool
+}
+
+func newNodeValues(v cue.Value) *nodeValues { return &nodeValues{v: v} }
+
+// field is field(n.v, name), memoised.
+func (n *nodeValues) field(name string) cue.Value { return n.get(nodeLabel{name, false}) }
+
+// def is def(n.v, name), memoised.
+func (n *nodeValues) def(name string) cue.Value { return n.get(nodeLabel{name, true}) }
+
+func (n *nodeValues) get(l nodeLabel) cue.Value {
+	if v, ok := n.memo[l]; ok {
+		return v
+	}
+	var v cue.Value
+	if l.isDef {
+		v = def(n.v, l.name)
+	} else {
+		v = field(n.v, l.name)
+	}
+	if n.memo == nil {
+		n.memo = map[nodeLabel]cue.Value{}
+	}
+	n.memo[l] = v
+	return v
+}
+
 func def(v cue.Value, name string) cue.Value {
 	return v.LookupPath(cue.MakePath(cue.Def(name)))
 }
@@ -159,6 +197,7 @@ func (c *compiler) build() *graph.Graph {
 			continue
 		}
 		c.source(np)
+		rn := newNodeValues(rv)
 		id := field(rv, "identity")
 		rt := graph.RuntimeTool{
 			Name: name,
@@ -170,13 +209,13 @@ func (c *compiler) build() *graph.Graph {
 			Meta:        rawMeta(mergeMeta(contractMeta, c.meta(field(rv, "meta")))),
 			Transports:  transports(field(rv, "transports"), []graph.Transport{graph.MCP, graph.AGENT}),
 			Annotations: annotations(field(rv, "annotations")),
-			Examples:    c.examples(field(rv, "examples"), join(np, "examples"), c.checkExampleSchemas(rv, np, "the runtime tool", "output")),
+			Examples:    c.examples(rn.field("examples"), join(np, "examples"), c.checkExampleSchemas(rn, np, "the runtime tool", "output")),
 		}
 		if rt.Identity.Scope == "" {
 			rt.Identity.Scope = "public"
 		}
-		rt.Input = c.defSchema(rv, "input", np)
-		rt.Output = c.defSchema(rv, "output", np)
+		rt.Input = c.defSchema(rn, "input", np)
+		rt.Output = c.defSchema(rn, "output", np)
 
 		g.RuntimeTools = append(g.RuntimeTools, rt)
 	}
@@ -191,7 +230,7 @@ func (c *compiler) build() *graph.Graph {
 		c.source(np)
 		g.CliCommands = append(g.CliCommands, graph.CliCommand{
 			Name: name, Desc: str(cv, "desc"),
-			Input: c.defSchema(cv, "input", np), Output: c.defSchema(cv, "output", np),
+			Input: c.defSchema(newNodeValues(cv), "input", np), Output: c.defSchema(newNodeValues(cv), "output", np),
 		})
 	}
 
@@ -217,12 +256,13 @@ func (c *compiler) build() *graph.Graph {
 				ep := join(np, dir, ev)
 				c.source(ep)
 				evv := field(evs, ev)
+				en := newNodeValues(evv)
 				e := graph.Event{
 					Name:     ev,
 					Desc:     str(evv, "desc"),
-					Args:     c.defSchema(evv, "args", ep),
-					Ack:      c.defSchema(evv, "ack", ep),
-					Examples: c.examples(field(evv, "examples"), join(ep, "examples"), c.checkExampleSchemas(evv, ep, "the event", "ack")),
+					Args:     c.defSchema(en, "args", ep),
+					Ack:      c.defSchema(en, "ack", ep),
+					Examples: c.examples(en.field("examples"), join(ep, "examples"), c.checkExampleSchemas(en, ep, "the event", "ack")),
 				}
 				if dir == graph.ServerToClient {
 					rc.ServerToClient = append(rc.ServerToClient, e)
@@ -265,6 +305,7 @@ func (c *compiler) serviceBroken(sp string) bool {
 func (c *compiler) operation(s *graph.Service, action string, ov cue.Value, np string, serviceMeta map[string]json.RawMessage) graph.Operation {
 	c.mark("compiling the operation", np)
 	c.source(np)
+	n := newNodeValues(ov)
 	op := graph.Operation{
 		Service:  s.Name,
 		Action:   action,
@@ -272,37 +313,37 @@ func (c *compiler) operation(s *graph.Service, action string, ov cue.Value, np s
 		Path:     str(ov, "path"),
 		Desc:     str(ov, "desc"),
 		Scope:    str(ov, "scope"),
-		Expose:   transports(field(ov, "expose"), []graph.Transport{graph.HTTP, graph.MCP, graph.AGENT}),
+		Expose:   transports(n.field("expose"), []graph.Transport{graph.HTTP, graph.MCP, graph.AGENT}),
 		Meta:     rawMeta(mergeMeta(serviceMeta, c.meta(field(ov, "meta")))),
-		Examples: c.examples(field(ov, "examples"), join(np, "examples"), c.checkExampleSchemas(ov, np, "the operation", "input", "output")),
+		Examples: c.examples(n.field("examples"), join(np, "examples"), c.checkExampleSchemas(n, np, "the operation", "input", "output")),
 	}
 	if op.Scope == "" {
 		op.Scope = s.Scope
 	}
-	if op.Method == "HEAD" && !field(ov, "expose").Exists() {
+	if op.Method == "HEAD" && !n.field("expose").Exists() {
 		// HEAD is a raw HTTP route, never a tool: its default exposure
 		// is HTTP alone.
 		op.Expose = []graph.Transport{graph.HTTP}
 	}
-	if errs := strList(field(ov, "errors")); len(errs) > 0 {
+	if errs := strList(n.field("errors")); len(errs) > 0 {
 		graph.SortUTF16(errs)
 		op.Errors = slices.Compact(errs)
 	}
 	if tv := field(ov, "tool"); tv.Exists() {
 		op.Tool = &graph.Tool{Name: str(tv, "name"), Annotations: annotations(field(tv, "annotations"))}
 	}
-	op.Params = c.defSchema(ov, "params", np)
-	op.Query = c.defSchema(ov, "query", np)
-	op.Input = c.defSchema(ov, "input", np)
-	op.Output = c.defSchema(ov, "output", np)
-	c.checkOperation(&op, ov, np)
+	op.Params = c.defSchema(n, "params", np)
+	op.Query = c.defSchema(n, "query", np)
+	op.Input = c.defSchema(n, "input", np)
+	op.Output = c.defSchema(n, "output", np)
+	c.checkOperation(&op, n, np)
 	return op
 }
 
 // defSchema returns the digest of the schema held by definition field
-// #name of v, or "" when v has none.
-func (c *compiler) defSchema(v cue.Value, name, np string) graph.Digest {
-	d := def(v, name)
+// #name of n, or "" when n has none.
+func (c *compiler) defSchema(n *nodeValues, name, np string) graph.Digest {
+	d := n.def(name)
 	if !d.Exists() {
 		return ""
 	}

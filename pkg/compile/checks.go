@@ -16,7 +16,7 @@ import (
 
 // checkOperation runs the per-operation graph checks and synthesises
 // #params when the path has names and the operation declares none.
-func (c *compiler) checkOperation(op *graph.Operation, ov cue.Value, np string) {
+func (c *compiler) checkOperation(op *graph.Operation, n *nodeValues, np string) {
 	if seg := uncleanSegment(op.Path); seg != "" {
 		c.reportAt(join(np, "path"), "path-clean", "%s: path %q has a %q segment; net/http serves only clean paths: remove it", np, op.Path, seg)
 	}
@@ -28,7 +28,7 @@ func (c *compiler) checkOperation(op *graph.Operation, ov cue.Value, np string) 
 		}
 		seen[n] = true
 	}
-	params := def(ov, "params")
+	params := n.def("params")
 	switch {
 	case params.Exists():
 		if params.IncompleteKind() != cue.StructKind {
@@ -81,11 +81,11 @@ func (c *compiler) checkOperation(op *graph.Operation, ov cue.Value, np string) 
 		op.ParamsSynthesized = true
 	}
 
-	if q := def(ov, "query"); q.Exists() {
+	if q := n.def("query"); q.Exists() {
 		c.checkQuery(q, join(np, "#query"), op.Query)
 	}
-	c.checkExampleParams(op, ov, np, names)
-	if def(ov, "input").Exists() && (op.Method == "GET" || op.Method == "HEAD" || op.Method == "DELETE") {
+	c.checkExampleParams(op, n, np, names)
+	if n.def("input").Exists() && (op.Method == "GET" || op.Method == "HEAD" || op.Method == "DELETE") {
 		c.reportAt(join(np, "#input"), "input-method", "%s: #input (a JSON body) is not allowed on %s; use #query", np, op.Method)
 	}
 	tools := op.Exposed(graph.MCP) || op.Exposed(graph.AGENT) || op.Exposed(graph.CLI)
@@ -95,7 +95,7 @@ func (c *compiler) checkOperation(op *graph.Operation, ov cue.Value, np string) 
 	if op.Method == "HEAD" && tools {
 		c.reportAt(join(np, "expose"), "head-tool", "%s: HEAD operations are HTTP-only and never tools; set expose: [\"HTTP\"]", np)
 	}
-	for i, code := range strList(field(ov, "errors")) {
+	for i, code := range strList(n.field("errors")) {
 		if c.isBroken(join("errors", code)) {
 			continue // reported by CUE
 		}
@@ -320,15 +320,15 @@ func scalarValue(v any) bool {
 // checkExampleParams checks the params of every example against the path
 // parameters: each path name present, no other key (CUE checks declared
 // #params itself; synthesised ones only as a map of strings).
-func (c *compiler) checkExampleParams(op *graph.Operation, ov cue.Value, np string, names []string) {
-	if def(ov, "params").Exists() {
+func (c *compiler) checkExampleParams(op *graph.Operation, n *nodeValues, np string, names []string) {
+	if n.def("params").Exists() {
 		return // CUE checks examples against a declared #params
 	}
 	inPath := map[string]bool{}
 	for _, n := range names {
 		inPath[n] = true
 	}
-	iter, err := field(ov, "examples").List()
+	iter, err := n.field("examples").List()
 	if err != nil {
 		return
 	}
@@ -360,15 +360,15 @@ func (c *compiler) checkExampleParams(op *graph.Operation, ov cue.Value, np stri
 // incomplete scalar (#output: string), which CUE cannot tell from an
 // absent one, so examples refer to the schemas directly, and an example
 // part without a schema is checked against nothing.
-func (c *compiler) checkExampleSchemas(node cue.Value, np, what string, parts ...string) map[int]bool {
-	iter, err := field(node, "examples").List()
+func (c *compiler) checkExampleSchemas(node *nodeValues, np, what string, parts ...string) map[int]bool {
+	iter, err := node.field("examples").List()
 	if err != nil {
 		return nil
 	}
 	var bad map[int]bool
 	for i := 0; iter.Next(); i++ {
 		for _, part := range parts {
-			if !field(iter.Value(), part).Exists() || def(node, part).Exists() {
+			if !field(iter.Value(), part).Exists() || node.def(part).Exists() {
 				continue
 			}
 			ep := join(np, "examples", itoa(i), part)

@@ -287,11 +287,12 @@ func compile(ctx context.Context, display, abs string, cfg *load.Config, warning
 	if warning != nil {
 		c.warnings = append(c.warnings, *warning)
 	}
-	c.index = newPosIndex(abs, inst.Files)
 	if inst.Err != nil {
+		c.index = newPosIndex(abs, inst.Files)
 		c.loadErrors(inst, cfg)
 		return c.result(), nil
 	}
+	c.scanSources(inst)
 	c.orphanedFiles(inst)
 	return c.watch(ctx, inst, func(ctx context.Context) (*Result, error) {
 		return c.evaluate(ctx, display, inst, cfg)
@@ -302,14 +303,15 @@ func compile(ctx context.Context, display, abs string, cfg *load.Config, warning
 // under [compiler.watch].
 func (c *compiler) evaluate(ctx context.Context, display string, inst *build.Instance, cfg *load.Config) (*Result, error) {
 	c.mark("evaluating the contract", "")
-	c.structValidators, c.comprehensions = scanSchemaSources(inst)
-	c.nestedDefs = sourceDefinitionLabels(inst)
 	c.schemaDocs = schemaDocs()
 	files := c.userFiles(inst.Files)
 	aliases := schemaAliases(files)
 	closed := closedForm(files, aliases)
 	cctx := cuecontext.New()
 	v := cctx.BuildInstance(inst)
+	if p := c.waitScan(); p != nil {
+		panic(p)
+	}
 	contract, cerr := contractDefinition(cctx, inst, cfg)
 	if cerr != nil {
 		if err := v.Err(); err != nil {
@@ -359,6 +361,36 @@ func (c *compiler) evaluate(ctx context.Context, display string, inst *build.Ins
 		return nil, err
 	}
 	return c.result(), nil
+}
+
+// scanSources reads the contract's syntax (the position index and the
+// source scans) on a goroutine of its own, beside BuildInstance: both only
+// read the loaded AST, and this saves its time on a second core. Use the
+// results after waitScan.
+func (c *compiler) scanSources(inst *build.Instance) {
+	c.scanned = make(chan struct{})
+	go func() {
+		defer close(c.scanned)
+		defer func() {
+			if p := recover(); p != nil {
+				c.scanPanic = p
+				if c.index == nil {
+					c.index = &posIndex{dir: c.dir, pos: map[string]graph.Pos{}, all: map[string][]graph.Pos{}}
+				}
+			}
+		}()
+		c.index = newPosIndex(c.dir, inst.Files)
+		c.structValidators, c.comprehensions = scanSchemaSources(inst)
+		c.nestedDefs = sourceDefinitionLabels(inst)
+	}()
+}
+
+// waitScan waits for scanSources and returns its panic, if any.
+func (c *compiler) waitScan() any {
+	if c.scanned != nil {
+		<-c.scanned
+	}
+	return c.scanPanic
 }
 
 // isBroken reports whether CUE reported an error at node or below it (the
@@ -756,6 +788,9 @@ type compiler struct {
 	// the sources (see definitionLabels); nil means unknown (check every
 	// node).
 	nestedDefs definitionLabels
+	// scanned is closed when scanSources is done; scanPanic is its panic.
+	scanned   chan struct{}
+	scanPanic any
 	// progress is what the compilation is doing, for the watchdog.
 	progress progress
 	warnings []Diagnostic

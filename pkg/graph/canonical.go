@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -30,38 +31,166 @@ type Digest string
 // v may be any value encoding/json can marshal; it is first marshalled and
 // then re-encoded, so struct field order and map iteration order never reach
 // the output.
-func Canonical(v any) ([]byte, error) {
-	tree, err := toTree(v)
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	if err := writeCanonical(&buf, tree, false); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
+func Canonical(v any) ([]byte, error) { return canonical(v, false) }
 
 // CanonicalSchema is Canonical with the one schema-specific rule of
 // digestVersion 1: every array held under a key named "required" whose
 // elements are all strings is sorted by UTF-16 code units (at any depth).
 // No keyword is removed.
-func CanonicalSchema(v any) ([]byte, error) {
+func CanonicalSchema(v any) ([]byte, error) { return canonical(v, true) }
+
+// canonical writes a decoded JSON tree directly (one walk, no separate
+// isJSONTree pass), and anything else through toTree.
+func canonical(v any, schema bool) ([]byte, error) {
+	w := writerPool.Get().(*canonicalWriter)
+	defer w.release()
+	w.schema = schema
+	if _, raw := v.(json.RawMessage); !raw {
+		if _, raw := v.([]byte); !raw && w.tree(v) {
+			return bytes.Clone(w.buf.Bytes()), nil
+		}
+	}
+	w.buf.Reset()
 	tree, err := toTree(v)
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	if err := writeCanonical(&buf, tree, true); err != nil {
+	if err := writeCanonical(&w.buf, tree, schema); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	return bytes.Clone(w.buf.Bytes()), nil
+}
+
+// canonicalWriter reuses its buffer and key scratch space across calls:
+// canonicalisation runs once per schema and allocation dominated it.
+type canonicalWriter struct {
+	buf    bytes.Buffer
+	keys   []string
+	schema bool
+}
+
+var writerPool = sync.Pool{New: func() any { return new(canonicalWriter) }}
+
+func (w *canonicalWriter) release() {
+	if w.buf.Cap() > 1<<20 {
+		return // keep the pool small
+	}
+	w.buf.Reset()
+	clear(w.keys)
+	w.keys = w.keys[:0]
+	writerPool.Put(w)
+}
+
+// tree writes v, a tree isJSONTree accepts, as writeCanonical does; it
+// returns false (leaving partial output) at the first leaf isJSONTree
+// refuses, so the caller can take the general path instead.
+func (w *canonicalWriter) tree(v any) bool {
+	buf := &w.buf
+	switch x := v.(type) {
+	case nil:
+		buf.WriteString("null")
+	case bool:
+		if x {
+			buf.WriteString("true")
+		} else {
+			buf.WriteString("false")
+		}
+	case string:
+		writeString(buf, x)
+	case json.Number:
+		if plainInteger(string(x)) {
+			buf.WriteString(string(x))
+			return true
+		}
+		f, err := strconv.ParseFloat(string(x), 64)
+		if err != nil {
+			return false
+		}
+		buf.WriteString(formatFloat(f))
+	case float64:
+		buf.WriteString(formatFloat(x))
+	case []any:
+		buf.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			if !w.tree(e) {
+				return false
+			}
+		}
+		buf.WriteByte(']')
+	case map[string]any:
+		start := len(w.keys)
+		for k := range x {
+			w.keys = append(w.keys, k)
+		}
+		end := len(w.keys)
+		SortUTF16(w.keys[start:end])
+		buf.WriteByte('{')
+		for i := start; i < end; i++ {
+			// Read through w.keys: nested maps may reallocate it.
+			k := w.keys[i]
+			if i > start {
+				buf.WriteByte(',')
+			}
+			writeString(buf, k)
+			buf.WriteByte(':')
+			val := x[k]
+			if w.schema && k == "required" && w.required(val) {
+				continue
+			}
+			if !w.tree(val) {
+				return false
+			}
+		}
+		clear(w.keys[start:end])
+		w.keys = w.keys[:start]
+		buf.WriteByte('}')
+	default:
+		return false
+	}
+	return true
+}
+
+// required writes v sorted when it is an all-string array (as
+// sortedRequired), reporting whether it did.
+func (w *canonicalWriter) required(v any) bool {
+	arr, ok := v.([]any)
+	if !ok {
+		return false
+	}
+	start := len(w.keys)
+	for _, e := range arr {
+		s, ok := e.(string)
+		if !ok {
+			clear(w.keys[start:])
+			w.keys = w.keys[:start]
+			return false
+		}
+		w.keys = append(w.keys, s)
+	}
+	strs := w.keys[start:]
+	SortUTF16(strs)
+	w.buf.WriteByte('[')
+	for i, s := range strs {
+		if i > 0 {
+			w.buf.WriteByte(',')
+		}
+		writeString(&w.buf, s)
+	}
+	w.buf.WriteByte(']')
+	clear(strs)
+	w.keys = w.keys[:start]
+	return true
 }
 
 // DigestBytes returns the digest of already-canonical bytes.
 func DigestBytes(canonical []byte) Digest {
 	sum := sha256.Sum256(canonical)
-	return Digest(hex.EncodeToString(sum[:])[:16])
+	var h [16]byte
+	hex.Encode(h[:], sum[:8])
+	return Digest(h[:])
 }
 
 // DigestOf returns the digest of the canonical JSON of v.

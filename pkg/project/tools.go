@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
@@ -480,18 +482,31 @@ type builtDoc struct {
 
 // document builds, or reuses, the advertised document of a candidate.
 func (p *preparer) document(c candidate, flatten, strict bool) *builtDoc {
+	k := docKeyOf(c, flatten, strict)
+	if d, ok := p.docs[k]; ok {
+		return d
+	}
+	d := buildDoc(p.g, c, flatten, strict, p.trees)
+	p.docs[k] = d
+	return d
+}
+
+// docKeyOf is the docKey of candidate c's document.
+func docKeyOf(c candidate, flatten, strict bool) docKey {
 	k := docKey{runtime: c.op == nil, flatten: flatten, strictObject: strict}
 	if c.op != nil {
 		k.params, k.query, k.input = c.op.Params, c.op.Query, c.op.Input
 	} else {
 		k.input = c.rt.Input
 	}
-	if d, ok := p.docs[k]; ok {
-		return d
-	}
+	return k
+}
+
+// buildDoc builds the advertised document of c; it reads g and fills
+// trees only, so calls with distinct trees maps may run concurrently.
+func buildDoc(g *graph.Graph, c candidate, flatten, strict bool, trees map[graph.Digest]any) *builtDoc {
 	d := &builtDoc{}
-	p.docs[k] = d
-	doc, args, err := advertisedInput(p.g, c, flatten, p.trees)
+	doc, args, err := advertisedInput(g, c, flatten, trees)
 	if err != nil {
 		d.err = err
 		return d
@@ -502,6 +517,68 @@ func (p *preparer) document(c candidate, flatten, strict bool) *builtDoc {
 	d.bytes, d.digest, d.err = graph.SchemaDigest(doc)
 	d.tree, d.args = doc, args
 	return d
+}
+
+// docOptions are the union flattening and strictness of transport t's
+// advertised documents.
+func (p *preparer) docOptions(t graph.Transport) (flatten, strict bool) {
+	flatten = (t == graph.MCP && p.g.Policy.MCP.FlattenUnionInput) || (t == graph.AGENT && p.g.Policy.Agent.FlattenUnionInput)
+	strict = t == graph.AGENT && p.g.Policy.Agent.Strict
+	return flatten, strict
+}
+
+// minParallelDocs is the fewest new documents worth a second goroutine.
+const minParallelDocs = 16
+
+// prefetch builds the documents cands will need that are not built yet,
+// half of them on a second goroutine when there are enough: the documents
+// are pure functions of the graph, so which goroutine builds one does not
+// change it, and document then finds them in p.docs.
+func (p *preparer) prefetch(t graph.Transport, cands []candidate) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		return
+	}
+	flatten, strict := p.docOptions(t)
+	var todo []candidate
+	var keys []docKey
+	seen := map[docKey]bool{}
+	for _, c := range cands {
+		k := docKeyOf(c, flatten, strict)
+		if _, ok := p.docs[k]; ok || seen[k] {
+			continue
+		}
+		seen[k] = true
+		todo = append(todo, c)
+		keys = append(keys, k)
+	}
+	if len(todo) < minParallelDocs {
+		return
+	}
+	docs := make([]*builtDoc, len(todo))
+	half := len(todo) / 2
+	var wg sync.WaitGroup
+	var panicked any
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		// A panic belongs to the caller (check.Run turns it into a
+		// diagnostic), not to the process.
+		defer func() { panicked = recover() }()
+		trees := map[graph.Digest]any{}
+		for i := half; i < len(todo); i++ {
+			docs[i] = buildDoc(p.g, todo[i], flatten, strict, trees)
+		}
+	}()
+	for i := 0; i < half; i++ {
+		docs[i] = buildDoc(p.g, todo[i], flatten, strict, p.trees)
+	}
+	wg.Wait()
+	if panicked != nil {
+		panic(panicked)
+	}
+	for i, k := range keys {
+		p.docs[k] = docs[i]
+	}
 }
 
 type inputKey struct {
@@ -523,16 +600,22 @@ func (p *preparer) surface(t graph.Transport, name string, sel *graph.Selection)
 	s := Surface{Transport: t, Name: name, Tools: []Tool{}}
 	cands, errs := selectCandidates(p.g, t, name, sel)
 	p.errs = append(p.errs, errs...)
+	p.prefetch(t, cands)
 	for _, c := range cands {
 		tool, ok := p.tool(t, name, c)
 		if ok {
 			s.Tools = append(s.Tools, tool)
 		}
 	}
-	slices.SortStableFunc(s.Tools, func(a, b Tool) int {
+	toolOrder := func(a, b Tool) int {
 		return cmp.Or(graph.CompareUTF16(a.Name, b.Name), graph.CompareUTF16(a.Service, b.Service),
 			graph.CompareUTF16(a.Action, b.Action), graph.CompareUTF16(string(a.Kind), string(b.Kind)))
-	})
+	}
+	// Tools usually come in name order already; a stable sort of them
+	// would still move every (large) Tool.
+	if !slices.IsSortedFunc(s.Tools, toolOrder) {
+		slices.SortStableFunc(s.Tools, toolOrder)
+	}
 	p.checkDuplicates(&s)
 	return s
 }
@@ -608,8 +691,7 @@ func (p *preparer) input(t graph.Transport, surface string, c candidate, tool *T
 	}
 	in := &prepared{}
 	p.inputs[k] = in
-	flatten := (t == graph.MCP && p.g.Policy.MCP.FlattenUnionInput) || (t == graph.AGENT && p.g.Policy.Agent.FlattenUnionInput)
-	strict := t == graph.AGENT && p.g.Policy.Agent.Strict
+	flatten, strict := p.docOptions(t)
 	d := p.document(c, flatten, strict)
 	if d.err != nil {
 		in.err = p.inputError(t, surface, tool, d.err, "%s tool %q (%s): %v", t, tool.Name, tool.label(), d.err)
