@@ -470,18 +470,25 @@ func (w *walker) same(a, b cue.Value, depth int) (any, bool) {
 			}
 			continue
 		}
-		if x.ct != y.ct {
-			// (o: int, o!: int, o?: int) Equal when the instance
-			// gives the field: both hold its value (when it meets
-			// the condition for equal values, id!: [...[...int]]
-			// beside id?: [...{b!: string}] on []).
+		// given: the field is equal in both results when the instance
+		// gives it and its value meets the condition for equal values
+		// (id!: [...[...int]] beside id?: [...{b!: string}] on []).
+		given := func() bool {
 			c, always := w.same(x.v, y.v, depth+1)
 			if !always && c == nil {
-				return nil, false
+				return false
 			}
 			need = append(need, name)
 			if c != nil {
 				props[name] = c
+			}
+			return true
+		}
+		if x.ct != y.ct {
+			// (o: int, o!: int, o?: int) Equal when the instance
+			// gives the field: both hold its value.
+			if !given() {
+				return nil, false
 			}
 			continue
 		}
@@ -496,15 +503,9 @@ func (w *walker) same(a, b cue.Value, depth int) (any, bool) {
 			return nil, false
 		}
 		// Equal only when the instance gives the field (an optional
-		// one left out keeps each arm's constraint, which differ),
-		// and its value meets the condition for equal values.
-		c, always := w.same(x.v, y.v, depth+1)
-		if !always && c == nil {
+		// one left out keeps each arm's constraint, which differ).
+		if !given() {
 			return nil, false
-		}
-		need = append(need, name)
-		if c != nil {
-			props[name] = c
 		}
 	}
 	if len(need) == 0 {
