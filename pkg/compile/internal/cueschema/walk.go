@@ -54,6 +54,9 @@ type walker struct {
 	// a disjunction whose struct arms are all written as closed
 	// literals, where Allows cannot be trusted (see armInfo).
 	forceClosed bool
+	// listOpened counts those of opened that a list validator opens
+	// (the elements stay open even when they embed a definition).
+	listOpened int
 	// opened counts the structs and lists being translated that a
 	// matchN or matchIf validates: CUE opens the struct literals in them
 	// (see translateValidators).
@@ -522,7 +525,7 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 				}
 			}
 		}
-		outer, outerAt, outerOpened, outerDepth := w.matchTarget, w.at, w.opened, w.armDepth
+		outer, outerAt, outerOpened, outerListOpened, outerDepth := w.matchTarget, w.at, w.opened, w.listOpened, w.armDepth
 		w.armDepth++
 		w.matchTarget = target
 		if p := fv.Pos(); p.IsValid() {
@@ -531,6 +534,7 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 		if anyTop || slices.ContainsFunc(topPatterns, func(r *regexp.Regexp) bool { return r.MatchString(name) }) {
 			if fv.IncompleteKind()&cue.ListKind != 0 {
 				w.opened++
+				w.listOpened++
 			}
 			w.topAt = fp
 		}
@@ -544,7 +548,7 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 		} else {
 			ps, fi = w.valueInfo(fv, fp, depth+1, m)
 		}
-		w.matchTarget, w.at, w.opened, w.armDepth = outer, outerAt, outerOpened, outerDepth
+		w.matchTarget, w.at, w.opened, w.listOpened, w.armDepth = outer, outerAt, outerOpened, outerListOpened, outerDepth
 		if !fi.exact {
 			inf.exact = false
 		}
@@ -614,9 +618,10 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 	switch {
 	case anyLabel:
 		s["additionalProperties"] = anySchema
-	case w.opened > 0 && !closes:
-		// Opened by a matchN or matchIf around it (see
-		// translateValidators).
+	case w.opened > 0 && !closes && (w.listOpened > 0 || !embedsDefinition(v) || writtenOpen(v)):
+		// Opened by a matchN, matchIf or list validator around it
+		// (see translateValidators); under matchN and matchIf only,
+		// a definition embedded in it keeps it closed.
 	case v.IncompleteKind() == cue.BottomKind:
 		// An error by itself (a validator in it fails on the value as
 		// written): Allows says nothing, the source does. A struct in
@@ -850,6 +855,32 @@ probe:
 		return v.Allows(cue.Str(p))
 	}
 	return true
+}
+
+// embedsDefinition reports whether v is written as a struct literal that
+// embeds a definition ({#D, extra?: int}).
+func embedsDefinition(v cue.Value) bool {
+	lit, ok := exprSource(v).(*ast.StructLit)
+	if !ok {
+		return false
+	}
+	for _, d := range lit.Elts {
+		e, ok := d.(*ast.EmbedDecl)
+		if !ok {
+			continue
+		}
+		switch x := e.Expr.(type) {
+		case *ast.Ident:
+			if strings.HasPrefix(x.Name, "#") {
+				return true
+			}
+		case *ast.SelectorExpr:
+			if id, ok := x.Sel.(*ast.Ident); ok && strings.HasPrefix(id.Name, "#") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // closedLiteral reports whether v is written as one struct literal with
@@ -1095,7 +1126,8 @@ func (w *walker) list(v, elems cue.Value, path string, depth int, m mode) (any, 
 	var all []any
 	if w.listValidators(v, path, depth, m, &all, &inf) {
 		w.opened++
-		defer func() { w.opened-- }()
+		w.listOpened++
+		defer func() { w.opened--; w.listOpened-- }()
 	}
 	var prefix []any
 	fixed := -1 // unknown
