@@ -383,6 +383,16 @@ func (w *walker) same(a, b cue.Value, depth int) (any, bool) {
 		return nil, false
 	}
 	if ka == cue.ListKind && kb == cue.ListKind {
+		// *[] | [...T] compares as [...T] (on [] both arms give
+		// []); another disjunction of lists has no elements to
+		// compare: its results may differ.
+		var ok bool
+		if a, ok = openListArm(a); !ok {
+			return nil, false
+		}
+		if b, ok = openListArm(b); !ok {
+			return nil, false
+		}
 		// An instance list surviving both arms keeps its length and
 		// its scalar elements: the results differ only where the
 		// elements' arms complete structs differently.
@@ -517,6 +527,37 @@ func (w *walker) same(a, b cue.Value, depth int) (any, bool) {
 		cond["properties"] = props
 	}
 	return cond, false
+}
+
+// openListArm returns list v, or for *[] | [...T] (a disjunction of
+// empty lists and one open list) the open list; ok is false for any
+// other disjunction.
+func openListArm(v cue.Value) (cue.Value, bool) {
+	if v.LookupPath(cue.MakePath(cue.AnyIndex)).Exists() || !isDisjunction(v) {
+		return v, true
+	}
+	op, args := v.Eval().Expr()
+	if op != cue.OrOp {
+		// (Value.Expr leaves out the default the open arm
+		// subsumes: *[] | [...T] is [...T].)
+		op, args = v.Expr()
+	}
+	if op != cue.OrOp && !(op == cue.NoOp && len(args) == 1) {
+		return v, false
+	}
+	var open cue.Value
+	for _, a := range args {
+		switch {
+		case a.LookupPath(cue.MakePath(cue.AnyIndex)).Exists():
+			if open.Exists() {
+				return v, false
+			}
+			open = a
+		case fixedLen(a) != 0 || a.IncompleteKind() != cue.ListKind:
+			return v, false
+		}
+	}
+	return open, open.Exists()
 }
 
 // isDisjunction reports whether v is (evaluated as) a disjunction or has

@@ -57,6 +57,9 @@ type walker struct {
 	// listOpened counts those of opened that a list validator opens
 	// (the elements stay open even when they embed a definition).
 	listOpened int
+	// openedAt holds the paths of the structs a matchN or matchIf
+	// opened, innermost last.
+	openedAt []string
 	// opened counts the structs and lists being translated that a
 	// matchN or matchIf validates: CUE opens the struct literals in them
 	// (see translateValidators).
@@ -419,7 +422,8 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 	opens, closes := w.structValidators(v, path, depth, m, &all, &inf)
 	if opens {
 		w.opened++
-		defer func() { w.opened-- }()
+		w.openedAt = append(w.openedAt, path)
+		defer func() { w.opened--; w.openedAt = w.openedAt[:len(w.openedAt)-1] }()
 	}
 	if v.IncompleteKind() == cue.BottomKind {
 		// An error by itself (a validator in it fails on the value as
@@ -618,10 +622,12 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 	switch {
 	case anyLabel:
 		s["additionalProperties"] = anySchema
-	case w.opened > 0 && !closes && (w.listOpened > 0 || !embedsDefinition(v) || writtenOpen(v)):
+	case w.opened > 0 && !closes && (w.listOpened > 0 || !embedsDefinition(v) || writtenOpen(v) || !w.inListSinceOpened(path)):
 		// Opened by a matchN, matchIf or list validator around it
-		// (see translateValidators); under matchN and matchIf only,
-		// a definition embedded in it keeps it closed.
+		// (see translateValidators). Under matchN and matchIf only,
+		// a struct in a list element (at any depth) that embeds a
+		// definition stays closed, as CUE v0.17.1 keeps it; a field
+		// that does is opened like any other.
 	case v.IncompleteKind() == cue.BottomKind:
 		// An error by itself (a validator in it fails on the value as
 		// written): Allows says nothing, the source does. A struct in
@@ -855,6 +861,16 @@ probe:
 		return v.Allows(cue.Str(p))
 	}
 	return true
+}
+
+// inListSinceOpened reports whether path passes through a list element
+// below the struct the innermost matchN or matchIf opened.
+func (w *walker) inListSinceOpened(path string) bool {
+	if len(w.openedAt) == 0 {
+		return false
+	}
+	rest, ok := strings.CutPrefix(path, w.openedAt[len(w.openedAt)-1])
+	return ok && strings.Contains(rest, "[")
 }
 
 // embedsDefinition reports whether v is written as a struct literal that
