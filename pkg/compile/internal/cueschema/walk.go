@@ -739,22 +739,20 @@ func (w *walker) validatorFailure(v cue.Value, depth int) bool {
 }
 
 // validatorArms reports whether v, an error by itself, is written as a
-// disjunction each arm of which is no error or an error only because a
-// validator fails on it as written (see validatorFailure).
+// disjunction one arm of which at least is no error or an error only
+// because a validator fails on it as written (see validatorFailure); the
+// other arms may be conflicts (they accept nothing).
 func (w *walker) validatorArms(v cue.Value) bool {
 	arms := w.writtenArms(v)
 	if len(arms) < 2 {
 		return false
 	}
 	for _, a := range arms {
-		if a.IncompleteKind() != cue.BottomKind || a.Validate() == nil {
-			continue
-		}
-		if !hasCall(a, 0) && !w.validatorFailure(a, 0) {
-			return false
+		if a.IncompleteKind() != cue.BottomKind || a.Validate() == nil || hasCall(a, 0) || w.validatorFailure(a, 0) {
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // entry is a field or pattern of a struct being translated.
