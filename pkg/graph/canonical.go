@@ -86,17 +86,10 @@ func (w *canonicalWriter) release() {
 // refuses, so the caller can take the general path instead.
 func (w *canonicalWriter) tree(v any) bool {
 	buf := &w.buf
+	if writeLiteral(buf, v) {
+		return true
+	}
 	switch x := v.(type) {
-	case nil:
-		buf.WriteString("null")
-	case bool:
-		if x {
-			buf.WriteString("true")
-		} else {
-			buf.WriteString("false")
-		}
-	case string:
-		writeString(buf, x)
 	case json.Number:
 		if plainInteger(string(x)) {
 			buf.WriteString(string(x))
@@ -275,7 +268,9 @@ func isJSONTree(v any) bool {
 	return false
 }
 
-func writeCanonical(buf *bytes.Buffer, v any, schema bool) error {
+// writeLiteral writes null, a boolean or a string as both canonical
+// writers do, and reports whether v was one.
+func writeLiteral(buf *bytes.Buffer, v any) bool {
 	switch x := v.(type) {
 	case nil:
 		buf.WriteString("null")
@@ -287,6 +282,17 @@ func writeCanonical(buf *bytes.Buffer, v any, schema bool) error {
 		}
 	case string:
 		writeString(buf, x)
+	default:
+		return false
+	}
+	return true
+}
+
+func writeCanonical(buf *bytes.Buffer, v any, schema bool) error {
+	if writeLiteral(buf, v) {
+		return nil
+	}
+	switch x := v.(type) {
 	case json.Number:
 		s, err := formatNumber(string(x))
 		if err != nil {

@@ -1065,11 +1065,8 @@ func litArmsClosed(or *ast.BinaryExpr) bool {
 	for _, e := range arms {
 		switch x := e.(type) {
 		case *ast.StructLit:
-			for _, d := range x.Elts {
-				switch d.(type) {
-				case *ast.Ellipsis, *ast.EmbedDecl:
-					return false
-				}
+			if !plainClosed(x) {
+				return false
 			}
 			structs++
 		case *ast.BasicLit, *ast.ListLit:

@@ -901,9 +901,12 @@ func embedsDefinition(v cue.Value) bool {
 // neither "..." nor an embedding (which may open it).
 func closedLiteral(v cue.Value) bool {
 	lit, ok := exprSource(v).(*ast.StructLit)
-	if !ok {
-		return false
-	}
+	return ok && plainClosed(lit)
+}
+
+// plainClosed reports whether a struct literal has neither "..." nor an
+// embedding.
+func plainClosed(lit *ast.StructLit) bool {
 	for _, d := range lit.Elts {
 		switch d.(type) {
 		case *ast.Ellipsis, *ast.EmbedDecl:
