@@ -321,10 +321,18 @@ func TestPingAnswered(t *testing.T) {
 // it), and for one broadcast frame larger than the socket buffers, whose
 // sweep write itself stalls (the sweep's watchdog cuts it). The controls,
 // with a write timeout of a minute, are still connected after the flood.
+//
+// Both ends' socket buffers are shrunk to sockBuf (the kernel may double
+// it), so that 512 KiB — sixteen times what the two buffers hold — is
+// "beyond the socket buffers": with the system's loopback buffers, that
+// took a 32 MiB frame, whose encoding alone outlasted the 5 s emit context
+// under -race on a slow CPU. The cut cases prove the buffers are small:
+// if the frames fitted, no write would stall and nothing would cut them.
 func TestWriteDeadline(t *testing.T) {
-	big := map[string]any{"text": strings.Repeat("x", 64<<10), "from": "srv"}
-	huge := map[string]any{"text": strings.Repeat("x", 32<<20), "from": "srv"}
-	const frames = 256 // 16 MiB: far more than loopback socket buffers hold
+	const sockBuf = 8 << 10
+	big := map[string]any{"text": strings.Repeat("x", sockBuf), "from": "srv"}
+	huge := map[string]any{"text": strings.Repeat("x", 64*sockBuf), "from": "srv"}
+	const frames = 64 // 64 × sockBuf: far more than the two socket buffers hold
 	for _, tc := range []struct {
 		name      string
 		timeout   time.Duration
@@ -344,7 +352,7 @@ func TestWriteDeadline(t *testing.T) {
 				CloseTimeout: 100 * time.Millisecond,
 				OnDisconnect: func(_ *realtime.Conn[string], err error) { disconnected <- err }}
 			cs := trackConns(&o)
-			h := newHarness(t, chatContract(t), &o)
+			h := newHarnessSockBuf(t, chatContract(t), &o, sockBuf)
 			h.raw(t) // never reads
 			conn := cs.next(t)
 			n, payload := frames, big
@@ -363,6 +371,10 @@ func TestWriteDeadline(t *testing.T) {
 				}
 			}
 			if !tc.cut {
+				// An absence check: the writes are stalled now, and a
+				// connection cut by a wrong (short) deadline would be gone
+				// within about 300 ms; waiting longer can only miss such a
+				// bug on a very slow machine, never fail a correct server.
 				time.Sleep(time.Second)
 				if !conn.Connected() {
 					t.Fatal("a connection whose writes wait less than the write timeout was closed")
