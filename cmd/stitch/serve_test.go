@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -87,7 +88,12 @@ func startServe(t *testing.T, src string) *served {
 	s.stop = func() error {
 		tr.CloseIdleConnections()
 		cancel()
-		return <-done
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(30 * time.Second):
+			return errors.New("stitch serve did not return within 30s of its context's cancellation")
+		}
 	}
 	return s
 }
@@ -508,6 +514,9 @@ func TestServeStaysHealthy(t *testing.T) {
 			addr := strings.TrimPrefix(s.base, "http://")
 			routes := project.HTTPRoutes(g, project.HTTPOptions{Prefix: "/api"})
 			s.do(t, "GET", "/graph.json", "", nil)
+			// Not synchronisation: a pause before the baseline so that the
+			// request's own goroutines have ended; one still running only
+			// raises the baseline (a weaker check, never a false failure).
 			time.Sleep(50 * time.Millisecond)
 			before := runtime.NumGoroutine()
 
@@ -663,13 +672,16 @@ func TestServeCutsOffStalledClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
+	// An absence check: a server that applied its read deadline to the
+	// upgraded connection would have cut it by now; on a slow machine the
+	// wait can only come short of that, never fail a correct server.
 	time.Sleep(3 * serveReadTimeout)
 	_, err = cl.Request(ctx, 0, "ping", map[string]any{"n": 1})
 	if me, ok := mount.AsError(err); !ok || me.Details["code"] != "NOT_IMPLEMENTED" {
 		t.Fatalf("a WebSocket past the read deadline: %v", err)
 	}
 	s.do(t, "GET", "/graph.json", "", nil)
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // as in TestServeStaysHealthy: only settles the baseline
 	before := runtime.NumGoroutine()
 	addr := strings.TrimPrefix(s.base, "http://")
 	var conns []net.Conn

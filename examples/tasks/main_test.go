@@ -75,8 +75,13 @@ func TestRun(t *testing.T) {
 		t.Errorf("POST %s: %d %s", tasksURL, resp.StatusCode, b)
 	}
 	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not return within 30s of its context's cancellation")
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -219,7 +220,15 @@ func realtimeScenarios(t *testing.T, l *live) {
 	}, {
 		Name: "watch on a closed connection", Scenario: conformance.ScenarioDisconnected,
 		// The caller owns the connection: its setup closes it.
-		Setup: func(context.Context) error { closed.Close(); <-closed.Done(); return nil },
+		Setup: func(ctx context.Context) error {
+			closed.Close()
+			select {
+			case <-closed.Done():
+				return nil
+			case <-ctx.Done():
+				return fmt.Errorf("the closed connection did not end: %w", ctx.Err())
+			}
+		},
 		Fixture: realtimedriver.Action{Binding: closed, Do: func(ctx context.Context, b realtime.Binding) (any, error) {
 			return watch(ctx, b, 0, server.MainBoard)
 		}},

@@ -117,7 +117,7 @@ func TestClientInbound(t *testing.T) {
 	}
 
 	writeText(t, ws, `{"type":"event","event":"message","args":[{"text":"hi","from":"s"}]}`)
-	if g := <-got; g != `[{"from":"s","text":"hi"}]` {
+	if g := recv(t, got, "the message handler"); g != `[{"from":"s","text":"hi"}]` {
 		t.Fatalf("args %s", g)
 	}
 	writeText(t, ws, `{"type":"event","id":1,"event":"confirm","args":[{"question":"ok?"}]}`)
@@ -162,7 +162,7 @@ func TestClientInbound(t *testing.T) {
 	if got := closeCode(t, ws); got != realtime.CloseProtocolError {
 		t.Fatalf("close %d", got)
 	}
-	<-cl.Done()
+	recv(t, cl.Done(), "the client to end")
 	if cl.Connected() {
 		t.Fatal("still connected")
 	}
@@ -228,7 +228,7 @@ func TestClientRequest(t *testing.T) {
 		if me := mustCode(t, err, realtime.CodeRequestDisconnect); me.Details["sent"] != true {
 			t.Fatalf("%v", me.Details)
 		}
-		if up := <-changes; up {
+		if up := recv(t, changes, "a connection change"); up {
 			t.Fatal("connection change true")
 		}
 	})
@@ -389,5 +389,5 @@ func TestClientCloseBounded(t *testing.T) {
 	default:
 		t.Fatal("Close returned before the connection ended")
 	}
-	mustCode(t, <-emitted, realtime.CodeRequestDisconnect) // the stuck write failed with the connection
+	mustCode(t, recv(t, emitted, "the stuck emit to fail"), realtime.CodeRequestDisconnect) // the stuck write failed with the connection
 }

@@ -237,6 +237,20 @@ func setSockBuf(c net.Conn, size int) error {
 	return tc.SetWriteBuffer(size)
 }
 
+// recv returns the next value from ch, or fails the test, naming what it
+// waited for, after 10 s (what it waits for takes milliseconds).
+func recv[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("waited 10s for %s", what)
+	}
+	var zero T
+	return zero
+}
+
 // nextRejection waits for a reported rejection.
 func (h *harness) nextRejection(t testing.TB) realtime.Rejection {
 	t.Helper()

@@ -119,7 +119,7 @@ func TestJSClient(t *testing.T) {
 	// What the server reported while node drove it.
 	var keys []string
 	for len(h.rej) > 0 {
-		keys = append(keys, rejectionKey(<-h.rej))
+		keys = append(keys, rejectionKey(<-h.rej)) // len > 0: never blocks
 	}
 	want := []string{
 		"server-inbound/arguments/invalid-arguments/peer",

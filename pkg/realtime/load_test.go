@@ -154,8 +154,10 @@ func pipeline(ctx context.Context, ws *websocket.Conn, client, requests, inFligh
 			return fmt.Errorf("client %d: answered twice: %s", client, data)
 		}
 		seenID[f.ID], seenN[f.Ack.N] = true, true
-		<-slots
+		<-slots // never blocks: this request's writer filled a slot before sending it
 	}
+	// Bounded: the writer has sent every request (each was answered), and
+	// its writes carry ctx's deadline.
 	return <-writeErr
 }
 

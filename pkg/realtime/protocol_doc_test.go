@@ -194,8 +194,10 @@ func TestProtocolDocAgrees(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer ws.Close()
-		for srv.Stats().Connections == 0 {
-			time.Sleep(time.Millisecond)
+		for deadline := time.Now().Add(10 * time.Second); srv.Stats().Connections == 0; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the server did not register the connection in 10s")
+			}
 		}
 		checked := 0
 		for _, ex := range frames {

@@ -224,7 +224,7 @@ func TestEventsReachHandlersValidated(t *testing.T) {
 	if err := cl.Emit(ctx5(t), "typing", true); err != nil {
 		t.Fatal(err)
 	}
-	if !<-typed {
+	if !recv(t, typed, "the typing event") {
 		t.Fatal("typing false")
 	}
 	h.noRejection(t)
@@ -457,7 +457,7 @@ func TestEmitValidatesFirst(t *testing.T) {
 	})
 	ws := h.raw(t)
 	writeText(t, ws, `{"type":"event","id":1,"event":"join","args":["x"]}`)
-	conn := <-joined
+	conn := recv(t, joined, "the join handler")
 	readFrame(t, ws)
 	ctx := ctx5(t)
 	cases := []struct {

@@ -228,6 +228,7 @@ func TestShutdownClosesWatchers(t *testing.T) {
 	}
 	defer ws.Close()
 	closed := make(chan error, 1)
+	_ = ws.SetReadDeadline(time.Now().Add(10 * time.Second)) // bounds <-closed below
 	go func() {
 		_, _, err := ws.ReadMessage()
 		closed <- err

@@ -38,7 +38,7 @@ func Example() {
 	defer client.Close()
 	closed, _ := realtime.Dial(ctx, url, board, nil)
 	closed.Close()
-	<-closed.Done()
+	<-closed.Done() // never blocks: Close returns once the connection has ended
 
 	watch := func(ctx context.Context, b realtime.Binding) (any, error) {
 		return b.Request(ctx, 0, "watch", map[string]any{"board": "main"})

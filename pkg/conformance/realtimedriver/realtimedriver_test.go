@@ -97,7 +97,7 @@ func TestAgainstTheRealtimeServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	gone.Close()
-	<-gone.Done()
+	<-gone.Done() // never blocks: Close returns once the connection has ended
 
 	var messages atomic.Int64
 	define := func(p conformance.RealtimeProbe) conformance.Probe {
