@@ -115,9 +115,7 @@ func BenchmarkRealtimeFanoutVsGorilla(b *testing.B) {
 	}
 	ours := httptest.NewServer(srv)
 	oursR := dialReaders(b, "ws"+strings.TrimPrefix(ours.URL, "http"), fanoutClients, []string{realtime.Subprotocol})
-	for srv.Stats().Connections < fanoutClients {
-		time.Sleep(time.Millisecond)
-	}
+	waitUntil(b, "every client registered", func() bool { return srv.Stats().Connections >= fanoutClients })
 	ctx := context.Background()
 	oursR.arm()
 	if err := srv.Emit(ctx, "taskChanged", benchTask); err != nil {
@@ -148,15 +146,11 @@ func BenchmarkRealtimeFanoutVsGorilla(b *testing.B) {
 		}()
 	}))
 	peerR := dialReaders(b, "ws"+strings.TrimPrefix(peer.URL, "http"), fanoutClients, nil)
-	for {
+	waitUntil(b, "every peer connection upgraded", func() bool {
 		mu.Lock()
-		n := len(conns)
-		mu.Unlock()
-		if n == fanoutClients {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(conns) == fanoutClients
+	})
 	b.Cleanup(func() {
 		_ = srv.Shutdown(ctx)
 		oursR.close()
@@ -275,7 +269,11 @@ func measureIdleConn(tb testing.TB, n int) idleConnMemory {
 	if err := os.WriteFile(path, graphJSON, 0o644); err != nil {
 		tb.Fatal(err)
 	}
-	child := exec.Command(os.Args[0], "-test.run=^TestRealtimeServerProcess$")
+	// The deadline ends a child that hangs, which ends its stdout and so
+	// any wait below on what it prints.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	child := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestRealtimeServerProcess$")
 	child.Env = append(os.Environ(), "STITCHKIT_RT_SERVER="+path+" "+strconv.Itoa(n))
 	stdin, err := child.StdinPipe()
 	if err != nil {
@@ -318,6 +316,7 @@ func measureIdleConn(tb testing.TB, n int) idleConnMemory {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			_ = ws.SetReadDeadline(time.Now().Add(time.Minute)) // bounds wg.Wait
 			if _, _, err := ws.ReadMessage(); err != nil {
 				tb.Error(err)
 			}
@@ -371,9 +370,7 @@ func TestRealtimeServerProcess(t *testing.T) {
 	heap0, stack0 := memory()
 	goroutines0 := runtime.NumGoroutine()
 	fmt.Println("url", "ws"+strings.TrimPrefix(hs.URL, "http"))
-	for srv.Stats().Connections < n {
-		time.Sleep(time.Millisecond)
-	}
+	waitUntil(t, "every connection registered", func() bool { return srv.Stats().Connections >= n })
 	if err := srv.Emit(context.Background(), "taskChanged", benchTask); err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +378,13 @@ func TestRealtimeServerProcess(t *testing.T) {
 	if line, _ := in.ReadString('\n'); line != "read\n" {
 		t.Fatalf("stdin: %q", line)
 	}
-	time.Sleep(100 * time.Millisecond) // writer goroutines wind down
+	// The writes that delivered the event end on their own goroutines;
+	// measure once only the readers are left (or, if more stay, after 10 s,
+	// and the parent's check fails on the count).
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine()-goroutines0 > n && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
 	heap1, stack1 := memory()
 	fmt.Printf("per-conn %.0f %.0f %.3f\n", float64(heap1-heap0)/float64(n), float64(stack1-stack0)/float64(n),
 		float64(runtime.NumGoroutine()-goroutines0)/float64(n))
@@ -390,6 +393,16 @@ func TestRealtimeServerProcess(t *testing.T) {
 
 // memory is the heap in use by live objects and the stack memory, after
 // collecting garbage twice (so that what finalizers free goes too).
+// waitUntil polls cond until it holds, failing after a minute.
+func waitUntil(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			tb.Fatalf("waited a minute for %s", what)
+		}
+	}
+}
+
 func memory() (heap, stack uint64) {
 	var m runtime.MemStats
 	runtime.GC()
