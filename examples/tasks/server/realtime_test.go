@@ -88,6 +88,8 @@ func changed(t *testing.T, ch chan tasksapi.Task, want tasksapi.Task) {
 	}
 }
 
+// quiet is an absence check: a slow machine can only make it miss a stray
+// event, never fail a correct server.
 func quiet(t *testing.T, ch chan tasksapi.Task) {
 	t.Helper()
 	select {
