@@ -413,7 +413,7 @@ func (f *faultyLink) pipe(dst, src net.Conn, toClient bool) {
 			f.mu.Unlock()
 			switch {
 			case toClient && held != nil:
-				<-held
+				<-held // the test's Release or Cut closes it
 			case !toClient && held != nil:
 				select {
 				case sent <- struct{}{}:

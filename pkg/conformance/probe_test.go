@@ -159,7 +159,7 @@ func TestHungSetupStillTearsDownOnce(t *testing.T) {
 		Transports: []conformance.Transport{conformance.TransportHTTP},
 		Expected:   map[conformance.Transport]conformance.Observation{conformance.TransportHTTP: ok},
 		Setup: func(context.Context) error {
-			<-release
+			<-release // hangs on purpose, until the cleanup: the runner must not wait for it
 			return nil
 		},
 		Teardown: func(context.Context) error {
@@ -206,7 +206,7 @@ func TestHungTeardownIsAbandoned(t *testing.T) {
 		Transports: []conformance.Transport{conformance.TransportHTTP},
 		Expected:   map[conformance.Transport]conformance.Observation{conformance.TransportHTTP: ok},
 		Teardown: func(context.Context) error {
-			<-release
+			<-release // hangs on purpose, until the cleanup: the runner must not wait for it
 			return nil
 		},
 	}
@@ -228,7 +228,7 @@ func TestTeardownOverrunFails(t *testing.T) {
 		Transports: []conformance.Transport{conformance.TransportHTTP},
 		Expected:   map[conformance.Transport]conformance.Observation{conformance.TransportHTTP: ok},
 		Teardown: func(ctx context.Context) error {
-			<-ctx.Done()
+			<-ctx.Done() // the probe's deadline (1 s) ends it
 			return ctx.Err()
 		},
 	}

@@ -352,7 +352,7 @@ func TestRealtimeDriverNormalisation(t *testing.T) {
 	}
 	// A context that ends during the invocation is "aborted".
 	ctx, stop := context.WithCancel(context.Background())
-	got, err := invoke(ctx, func(ctx context.Context, _ *fakeTransport) (any, error) { stop(); <-ctx.Done(); return nil, ctx.Err() })
+	got, err := invoke(ctx, func(ctx context.Context, _ *fakeTransport) (any, error) { stop(); <-ctx.Done(); return nil, ctx.Err() }) // stop() has just ended ctx
 	if err != nil || got.Outcome != conformance.OutcomeAborted {
 		t.Errorf("aborted: %+v %v", got, err)
 	}

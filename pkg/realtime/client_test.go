@@ -337,7 +337,7 @@ func TestClientCloseBounded(t *testing.T) {
 		if tc, ok := ws.NetConn().(*net.TCPConn); ok {
 			_ = tc.SetReadBuffer(4 << 10)
 		}
-		<-stop // never reads, never answers the close frame
+		<-stop // never reads, never answers the close frame (the deferred close(stop) ends it)
 	}))
 	defer hs.Close()
 	small := &websocket.Dialer{NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {

@@ -92,7 +92,7 @@ func TestJSClient(t *testing.T) {
 		case "bad-ask":
 			ask("bad?")
 		case "slow":
-			<-slow
+			<-slow // a handler held by the test; released by "release-slow" or the cleanup
 		case "release-slow":
 			releaseSlow.Do(func() { close(slow) })
 		case "hang":
@@ -148,7 +148,7 @@ func TestJSClientClose(t *testing.T) {
 		}
 		switch m.Text {
 		case "stall":
-			<-release
+			<-release // a handler held by the test; released at the latest by its cleanup
 		case "release":
 			once.Do(func() { close(release) })
 		}

@@ -224,7 +224,7 @@ func TestPeerClose(t *testing.T) {
 	t.Cleanup(func() { once.Do(func() { close(release) }) })
 	h.handle("typing", func(context.Context, *realtime.Conn[string], realtime.Args) (any, error) { return nil, nil })
 	h.handle("say", func(context.Context, *realtime.Conn[string], realtime.Args) (any, error) {
-		<-release
+		<-release // a handler held by the test; released at the latest by its cleanup
 		return map[string]any{"n": 1}, nil
 	})
 	peerCode := func(err error) int {

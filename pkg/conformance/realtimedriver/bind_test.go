@@ -175,7 +175,7 @@ func TestEightScenariosOverBind(t *testing.T) {
 		Name: "timeout", Scenario: conformance.ScenarioTimeout,
 		Setup: func(context.Context) error {
 			tr.answerWith(func(ctx context.Context, _ string, _ json.RawMessage) (realtime.Reply, error) {
-				<-ctx.Done()
+				<-ctx.Done() // the request's 20 ms timeout ends it
 				return realtime.Reply{}, ctx.Err()
 			})
 			return nil
