@@ -236,7 +236,8 @@ const idleConnGoal = 8 << 10
 // reports: an idle connection costs at most 8 KiB of heap and stack and
 // one goroutine, server side, all per-connection state included (measured
 // as the benchmark does, with 1,000 connections). The race detector's
-// bookkeeping inflates both, so the goal is checked without it.
+// bookkeeping inflates both, so the goal is checked without it: .ci/run
+// runs this test again in a step without -race.
 func TestRealtimeIdleConnMemory(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector's instrumentation is not what a connection costs")
