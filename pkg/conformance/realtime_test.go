@@ -211,28 +211,31 @@ func TestRealtimeLateRejectionIsolation(t *testing.T) {
 	}
 }
 
-// The same, with the timing of the upstream test: the late callback fires
-// on a timer 5ms after the first probe's fixture, while a second probe
-// waits for it. Upstream gave each probe a 10ms deadline; here the
-// deadline only bounds a hang (10 s, a thousand times the wait it bounds),
-// so on a loaded machine the first probe cannot be cut before its fixture
-// arms the timer, and the second probe always sees the callback fire (the
-// timer runs late(invalidAck) before close(fired)) and must succeed.
+// The same, with a callback that arrives on its own goroutine, as a timer
+// or the transport's reader would deliver it: the first invocation's
+// rejection callback fires on a 5 ms timer while the second probe waits
+// for it. Upstream armed the timer in the first probe's fixture and gave
+// each probe a 10 ms deadline; on a loaded machine the timer then fired
+// while the first probe was still being observed (its own, on-time
+// rejection), or the deadline cut the first probe before the timer was
+// armed. Here the second fixture arms it, so the callback is late by
+// construction, and the deadline (10 s) only bounds a hang.
 func TestRealtimeLateRejectionTimed(t *testing.T) {
 	f := newFakeTransport()
 	driver := conformance.NewRealtimeDriver(f.binder(), nil)
 	fired := make(chan struct{})
+	var late func(conformance.RealtimeRejected)
 	first := mustRealtimeProbe(t, conformance.RealtimeProbe{Name: "times out", Scenario: conformance.ScenarioTimeout,
 		Fixture: action(func(context.Context, *fakeTransport) (any, error) {
 			f.mu.Lock()
-			late := f.captured[len(f.captured)-1]
+			late = f.captured[len(f.captured)-1]
 			f.mu.Unlock()
-			time.AfterFunc(5*time.Millisecond, func() { late(invalidAck); close(fired) })
 			return nil, mount.NewError(conformance.CodeRealtimeTimeout, "Realtime request timed out")
 		}),
 		Expected: conformance.Observation{Outcome: conformance.OutcomeTimeout, Code: conformance.CodeRealtimeTimeout}})
 	second := mustRealtimeProbe(t, conformance.RealtimeProbe{Name: "event", Scenario: conformance.ScenarioEvent,
 		Fixture: action(func(ctx context.Context, _ *fakeTransport) (any, error) {
+			time.AfterFunc(5*time.Millisecond, func() { late(invalidAck); close(fired) })
 			select {
 			case <-fired:
 				return "ok", nil
