@@ -21,7 +21,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/realtime"
 )
@@ -33,7 +33,7 @@ var benchTask = map[string]any{"id": "t_1", "title": "Write docs", "done": false
 
 func boardContract(tb testing.TB) *realtime.Contract {
 	tb.Helper()
-	g, err := compile.Compile(context.Background(), "../examples/tasks")
+	g, err := check.Compile(context.Background(), "../examples/tasks")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -263,7 +263,7 @@ type idleConnMemory struct{ heap, stack, goroutines float64 }
 // for n idle connections (see BenchmarkRealtimeIdleConnMemory).
 func measureIdleConn(tb testing.TB, n int) idleConnMemory {
 	tb.Helper()
-	g, err := compile.Compile(context.Background(), "../examples/tasks")
+	g, err := check.Compile(context.Background(), "../examples/tasks")
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 	"go.uber.org/goleak"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/mount"
 	"stitchkit.dev/stitchkit/pkg/realtime"
 )
@@ -65,7 +65,7 @@ func TestServeRealtime(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	g, err := compile.Compile(ctx, dir)
+	g, err := check.Compile(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestServeRealtime(t *testing.T) {
 func TestServeRealtimeTasks(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	ctx := context.Background()
-	g, err := compile.Compile(ctx, "../../examples/tasks")
+	g, err := check.Compile(ctx, "../../examples/tasks")
 	if err != nil {
 		t.Fatal(err)
 	}

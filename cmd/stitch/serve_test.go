@@ -22,7 +22,7 @@ import (
 	"go.uber.org/goleak"
 
 	"stitchkit.dev/stitchkit/internal/mounttest"
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/mount"
 	"stitchkit.dev/stitchkit/pkg/project"
@@ -281,7 +281,7 @@ func TestServeProbes(t *testing.T) {
 	}
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			g, err := compile.Compile(context.Background(), dir)
+			g, err := check.Compile(context.Background(), dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -454,7 +454,7 @@ func otherMethod(g *graph.Graph, path string) string {
 // serves it back byte for byte.
 func TestServeGraphJSON(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	g, err := compile.Compile(context.Background(), "../../examples/minimal")
+	g, err := check.Compile(context.Background(), "../../examples/minimal")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"stitchkit.dev/stitchkit/examples/tasks/server"
 	"stitchkit.dev/stitchkit/examples/tasks/tasksapi"
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/conformance"
 	"stitchkit.dev/stitchkit/pkg/conformance/conformancetest"
 	"stitchkit.dev/stitchkit/pkg/conformance/realtimedriver"
@@ -273,7 +273,7 @@ func boardContract(t *testing.T, generation string) *realtime.Contract {
 	g := tasksapi.Graph()
 	if generation != "" {
 		var err error
-		if g, err = compile.Compile(context.Background(), filepath.Join("testdata", "generations", generation)); err != nil {
+		if g, err = check.Compile(context.Background(), filepath.Join("testdata", "generations", generation)); err != nil {
 			t.Fatal(err)
 		}
 	}

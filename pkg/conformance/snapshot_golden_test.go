@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/conformance"
 	"stitchkit.dev/stitchkit/pkg/conformance/conformancetest"
 )
@@ -19,7 +19,7 @@ func TestSnapshotFixture(t *testing.T) {
 func TestSnapshotExamples(t *testing.T) {
 	for _, name := range []string{"minimal", "tasks"} {
 		t.Run(name, func(t *testing.T) {
-			g, err := compile.Compile(context.Background(), filepath.Join("..", "..", "examples", name))
+			g, err := check.Compile(context.Background(), filepath.Join("..", "..", "examples", name))
 			if err != nil {
 				t.Fatalf("compile examples/%s: %v", name, err)
 			}

@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/tools/txtar"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/conformance/conformancetest"
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
@@ -49,7 +49,7 @@ func testGraphs(t *testing.T) map[string]*graph.Graph {
 	graphsOnce.Do(func() {
 		graphs = map[string]*graph.Graph{}
 		for _, c := range contracts {
-			g, err := compile.Compile(context.Background(), c.dir)
+			g, err := check.Compile(context.Background(), c.dir)
 			if err != nil {
 				graphsErr = fmt.Errorf("%s: %w", c.name, err)
 				return

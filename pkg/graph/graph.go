@@ -9,7 +9,7 @@
 // Every schema in the graph is a canonical JSON Schema 2020-12 document held
 // once in [Graph.Schemas] and referred to by its [Digest].
 //
-//	g, err := graph.Load(bytes)           // or compile.Compile(ctx, dir)
+//	g, err := graph.Load(bytes)           // or check.Compile(ctx, dir)
 //	for _, op := range g.Operations() { fmt.Println(op.ID()) }
 package graph
 

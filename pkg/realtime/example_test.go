@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/mount"
 	"stitchkit.dev/stitchkit/pkg/realtime"
@@ -26,7 +26,7 @@ schema.#Contract & {
 		clientToServer: watch: {#args: [{board: string}], #ack: {ok: bool}, examples: [{args: [{board: "main"}], ack: {ok: true}}]}
 	}
 }`
-	g, err := compile.CompileFiles(context.Background(), map[string][]byte{"board.cue": []byte(src)})
+	g, err := check.CompileFiles(context.Background(), map[string][]byte{"board.cue": []byte(src)})
 	if err != nil {
 		panic(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/gorilla/websocket"
 	"go.uber.org/goleak"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/mount"
 	"stitchkit.dev/stitchkit/pkg/realtime"
@@ -43,7 +43,7 @@ func compileCUE(t testing.TB, path string) *graph.Graph {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := compile.CompileFiles(context.Background(), map[string][]byte{"contract.cue": src})
+	g, err := check.CompileFiles(context.Background(), map[string][]byte{"contract.cue": src})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func compileCUE(t testing.TB, path string) *graph.Graph {
 // compileSource compiles CUE source (for contracts that differ from chat).
 func compileSource(t testing.TB, src string) *graph.Graph {
 	t.Helper()
-	g, err := compile.CompileFiles(context.Background(), map[string][]byte{"contract.cue": []byte(src)})
+	g, err := check.CompileFiles(context.Background(), map[string][]byte{"contract.cue": []byte(src)})
 	if err != nil {
 		t.Fatal(err)
 	}

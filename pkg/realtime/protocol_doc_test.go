@@ -16,7 +16,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/export/asyncapi"
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
@@ -35,7 +35,7 @@ func TestProtocolDocAgrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(doc)
-	g, err := compile.Compile(context.Background(), "../../examples/tasks")
+	g, err := check.Compile(context.Background(), "../../examples/tasks")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/tools/txtar"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/conformance/conformancetest"
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
@@ -68,7 +68,7 @@ func compileCorpus(t *testing.T) []*corpusPair {
 			if len(files) == 0 {
 				t.Fatalf("%s: no %s/ files", p, prefix)
 			}
-			g, err := compile.CompileFiles(context.Background(), files)
+			g, err := check.CompileFiles(context.Background(), files)
 			if err != nil {
 				t.Fatalf("%s: %s contract does not compile: %v", p, prefix, err)
 			}

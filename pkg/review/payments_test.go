@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/tools/txtar"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/conformance/conformancetest"
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
@@ -163,7 +163,7 @@ func compiled(src []byte) (*graph.Graph, error) {
 	if g, ok := compiledCache[string(src)]; ok {
 		return g, nil
 	}
-	g, err := compile.CompileFiles(context.Background(), map[string][]byte{corpusFile(src): src})
+	g, err := check.CompileFiles(context.Background(), map[string][]byte{corpusFile(src): src})
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/conformance"
 	"stitchkit.dev/stitchkit/pkg/realtime"
 )
@@ -25,7 +25,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func contract(t *testing.T, dir string) *realtime.Contract {
 	t.Helper()
-	g, err := compile.Compile(context.Background(), dir)
+	g, err := check.Compile(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,7 @@
 //
 // Start with [Generate]:
 //
-//	g, err := compile.Compile(ctx, "./contracts") // or graph.Load(graphJSON)
+//	g, err := check.Compile(ctx, "./contracts") // or graph.Load(graphJSON)
 //	doc, err := asyncapi.Generate(g, nil)
 //	os.WriteFile("asyncapi.json", doc, 0o644)
 //

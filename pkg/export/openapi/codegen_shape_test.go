@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/export/openapi"
 )
 
@@ -17,7 +17,7 @@ import (
 // are OpenAPI examples; servers, tags and info are complete. kin-openapi
 // validates the document.
 func TestShapeForCodeGenerators(t *testing.T) {
-	g, err := compile.Compile(context.Background(), filepath.Join(moduleRoot(t), "examples", "tasks"))
+	g, err := check.Compile(context.Background(), filepath.Join(moduleRoot(t), "examples", "tasks"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestShapeForCodeGenerators(t *testing.T) {
 // inlines into a nullable field or a conjunction is referred to there; no
 // component is left that nothing refers to.
 func TestShapeBilling(t *testing.T) {
-	g, err := compile.Compile(context.Background(), filepath.Join("testdata", "billing"))
+	g, err := check.Compile(context.Background(), filepath.Join("testdata", "billing"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 	// in go.mod so the generated code builds.
 	_ "github.com/oapi-codegen/runtime"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/export/openapi"
 )
 
@@ -72,7 +72,7 @@ func generateGo(t *testing.T, dir, pkg string, opts *openapi.Options) ([]byte, *
 		t.Fatal("the go command is needed to run oapi-codegen (go tool) and build its output")
 	}
 	root := moduleRoot(t)
-	g, err := compile.Compile(context.Background(), dir)
+	g, err := check.Compile(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/conformance"
 	"stitchkit.dev/stitchkit/pkg/export/internal/exporttest"
 	"stitchkit.dev/stitchkit/pkg/export/openapi"
@@ -15,7 +15,7 @@ import (
 // TestCompiledContract runs the exporter over a contract compiled from CUE
 // (the DESIGN §3 tasks contract) rather than a hand-built graph.
 func TestCompiledContract(t *testing.T) {
-	g, err := compile.CompileFiles(context.Background(), exporttest.Files)
+	g, err := check.CompileFiles(context.Background(), exporttest.Files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestCompiledContract(t *testing.T) {
 // document's path keys agree by plain string equality, trailing wildcard
 // included (conformance discovery, research §7).
 func TestDiscoveryAgreesWithManifest(t *testing.T) {
-	g, err := compile.CompileFiles(context.Background(), exporttest.Files)
+	g, err := check.CompileFiles(context.Background(), exporttest.Files)
 	if err != nil {
 		t.Fatal(err)
 	}

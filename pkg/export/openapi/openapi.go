@@ -3,7 +3,7 @@
 //
 // Start with [Generate]:
 //
-//	g, err := compile.Compile(ctx, "./contracts") // or graph.Load(graphJSON)
+//	g, err := check.Compile(ctx, "./contracts") // or graph.Load(graphJSON)
 //	doc, err := openapi.Generate(g, &openapi.Options{Prefix: "/api"})
 //	os.WriteFile("openapi.json", doc, 0o644)
 //

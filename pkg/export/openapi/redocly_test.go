@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/export/openapi"
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
@@ -28,11 +28,11 @@ func TestRedoclyRecommended(t *testing.T) {
 		t.Fatal("node is needed to run Redocly's linter (install Node.js 20 or later)")
 	}
 	dir := redoclyInstall(t)
-	g, err := compile.Compile(context.Background(), filepath.Join(moduleRoot(t), "examples", "tasks"))
+	g, err := check.Compile(context.Background(), filepath.Join(moduleRoot(t), "examples", "tasks"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	billing, err := compile.Compile(context.Background(), filepath.Join("testdata", "billing"))
+	billing, err := check.Compile(context.Background(), filepath.Join("testdata", "billing"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"go.uber.org/goleak"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/mount"
 	"stitchkit.dev/stitchkit/pkg/realtime"
 	"stitchkit.dev/stitchkit/pkg/realtime/natsbroker"
@@ -49,7 +49,7 @@ func contract(t *testing.T) *realtime.Contract {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := compile.CompileFiles(context.Background(), map[string][]byte{"chat.cue": src})
+	g, err := check.CompileFiles(context.Background(), map[string][]byte{"chat.cue": src})
 	if err != nil {
 		t.Fatal(err)
 	}
