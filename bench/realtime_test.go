@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,7 +38,7 @@ func boardContract(tb testing.TB) *realtime.Contract {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	c, err := realtime.NewContract(g, "board", nil)
+	c, err := realtime.NewContract(projecttest.New(tb, g, nil), "board")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -357,7 +358,7 @@ func TestRealtimeServerProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := realtime.NewContract(g, "board", nil)
+	c, err := realtime.NewContract(projecttest.New(t, g, nil), "board")
 	if err != nil {
 		t.Fatal(err)
 	}

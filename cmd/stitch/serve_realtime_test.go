@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"testing"
 	"time"
@@ -69,7 +70,7 @@ func TestServeRealtime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	station, err := realtime.NewContract(g, "station", nil)
+	station, err := realtime.NewContract(projecttest.New(t, g, nil), "station")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +172,7 @@ func TestServeRealtimeTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	board, err := realtime.NewContract(g, "board", nil)
+	board, err := realtime.NewContract(projecttest.New(t, g, nil), "board")
 	if err != nil {
 		t.Fatal(err)
 	}

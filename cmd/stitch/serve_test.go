@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"sync"
 	"testing"
@@ -652,7 +653,7 @@ func TestServeCutsOffStalledClients(t *testing.T) {
 		}
 	}()
 	// A WebSocket outlives the read deadline (the upgrade clears it).
-	desk, err := realtime.NewContract(mounttest.Unseen(t, "library"), "desk", nil)
+	desk, err := realtime.NewContract(projecttest.New(t, mounttest.Unseen(t, "library"), nil), "desk")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -277,7 +278,7 @@ func boardContract(t *testing.T, generation string) *realtime.Contract {
 			t.Fatal(err)
 		}
 	}
-	c, err := realtime.NewContract(g, "board", nil)
+	c, err := realtime.NewContract(projecttest.New(t, g, nil), "board")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package conformance_test
 import (
 	"context"
 	"path/filepath"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"testing"
 
 	"stitchkit.dev/stitchkit/pkg/check"
@@ -23,7 +24,7 @@ func TestSnapshotExamples(t *testing.T) {
 			if err != nil {
 				t.Fatalf("compile examples/%s: %v", name, err)
 			}
-			m, err := conformance.BuildManifest(g, &conformance.Options{HTTPPrefix: "/api"})
+			m, err := conformance.BuildManifest(projecttest.Prefixed(t, g, "/api"), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -63,7 +64,7 @@ func compileSource(t testing.TB, src string) *graph.Graph {
 
 func chatContract(t testing.TB) *realtime.Contract {
 	t.Helper()
-	c, err := realtime.NewContract(compileCUE(t, "testdata/chat/chat.cue"), "chat", nil)
+	c, err := realtime.NewContract(projecttest.New(t, compileCUE(t, "testdata/chat/chat.cue"), nil), "chat")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"testing"
 	"time"
@@ -506,7 +507,7 @@ func TestHandleUnknownEvent(t *testing.T) {
 	if _, err := realtime.NewServer(chatContract(t), &realtime.Options[string]{SlowConsumerCode: 1000}); err == nil {
 		t.Fatal("SlowConsumerCode 1000 accepted")
 	}
-	if _, err := realtime.NewContract(compileCUE(t, "testdata/chat/chat.cue"), "nope", nil); err == nil ||
+	if _, err := realtime.NewContract(projecttest.New(t, compileCUE(t, "testdata/chat/chat.cue"), nil), "nope"); err == nil ||
 		!strings.Contains(err.Error(), "it has: chat, empty") {
 		t.Fatalf("unknown contract: %v", err)
 	}

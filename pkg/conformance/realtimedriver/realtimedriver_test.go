@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,7 +30,7 @@ func contract(t *testing.T, dir string) *realtime.Contract {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := realtime.NewContract(g, "chat", nil)
+	c, err := realtime.NewContract(projecttest.New(t, g, nil), "chat")
 	if err != nil {
 		t.Fatal(err)
 	}

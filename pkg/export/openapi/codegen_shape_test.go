@@ -3,6 +3,7 @@ package openapi_test
 import (
 	"context"
 	"path/filepath"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"testing"
 
@@ -21,7 +22,7 @@ func TestShapeForCodeGenerators(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := generate(t, g, &openapi.Options{
+	doc := generate(t, g, "", &openapi.Options{
 		License: &openapi.License{Name: "MIT", URL: "https://opensource.org/license/mit"},
 		Contact: &openapi.Contact{Name: "Tasks team", Email: "tasks@stitchkit.dev"},
 	})
@@ -83,7 +84,7 @@ func TestShapeForCodeGenerators(t *testing.T) {
 		{License: &openapi.License{Identifier: "MIT"}},
 		{Servers: []openapi.Server{{Description: "no URL"}}},
 	} {
-		if _, err := openapi.Generate(g, bad); err == nil {
+		if _, err := openapi.Generate(projecttest.New(t, g, nil), bad); err == nil {
 			t.Errorf("Generate accepted %+v", bad)
 		}
 	}
@@ -99,7 +100,7 @@ func TestShapeBilling(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := generate(t, g, nil)
+	doc := generate(t, g, "", nil)
 	validate(t, doc)
 	m := decodeDoc(t, doc)
 	out := func(path, method string) string {

@@ -131,16 +131,21 @@ type command struct {
 // reserved are the framework's flags; a field may not use their names.
 var reserved = []string{"json", "server", "header", "help", "version"}
 
-// New builds the command tree of g's CLI surface and its CLI-only
+// New builds the command tree of the CLI surface of p (the graph's one
+// projection; with Options.Runner, the runner's own) and its CLI-only
 // commands. A field whose flag would collide with a framework flag
 // (--json, --server, --header, --help, --version) is an error.
-func New(g *graph.Graph, opts *Options) (*App, error) {
+func New(p *project.Projection, opts *Options) (*App, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	if opts.Runner != nil && opts.Runner.Graph() != g {
-		return nil, errors.New("cli: Options.Runner serves another graph")
+	if p == nil {
+		return nil, errors.New("cli: nil projection")
 	}
+	if opts.Runner != nil && opts.Runner.Projection() != p {
+		return nil, errors.New("cli: Options.Runner serves another projection (pass runner.Projection())")
+	}
+	g := p.Graph()
 	a := &App{opts: *opts, g: g, exit: map[string]int{}, stdin: opts.Stdin, stdout: opts.Stdout, stderr: opts.Stderr}
 	for k, v := range DefaultExitCodes {
 		a.exit[k] = v
@@ -157,13 +162,10 @@ func New(g *graph.Graph, opts *Options) (*App, error) {
 	if a.stderr == nil {
 		a.stderr = os.Stderr
 	}
-	ts, err := project.ToolSurfaces(g)
-	if err != nil {
-		return nil, fmt.Errorf("cli: %w", err)
-	}
-	routes := remoteRoutes(g)
+	routes := remoteRoutes(p)
 	var errs []error
-	s := ts.Surface(graph.CLI, "")
+	var err error
+	s := p.Tools().Surface(graph.CLI, "")
 	for i := range s.Tools {
 		t := &s.Tools[i]
 		c := &command{name: t.Name, tool: t, remote: routes[t.Op]}
@@ -177,11 +179,7 @@ func New(g *graph.Graph, opts *Options) (*App, error) {
 			}
 		}
 		if t.Op != nil && c.remote != nil {
-			sp, err := project.OperationSplitter(g, t.Op)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("cli: command %q: %w", t.Name, err))
-			}
-			c.remote.split = sp
+			c.remote.split = p.Endpoint(t.Service, t.Action).Split
 		}
 		a.commands = append(a.commands, c)
 	}

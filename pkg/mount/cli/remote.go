@@ -26,12 +26,12 @@ type remoteRoute struct {
 	split  project.ArgSplitter
 }
 
-// remoteRoutes are the HTTP routes of g's operations (without a prefix:
-// --server carries it).
-func remoteRoutes(g *graph.Graph) map[*graph.Operation]*remoteRoute {
+// remoteRoutes are the HTTP routes of the projection's operations, below
+// the HTTP prefix (--server carries it).
+func remoteRoutes(p *project.Projection) map[*graph.Operation]*remoteRoute {
 	out := map[*graph.Operation]*remoteRoute{}
-	for _, r := range project.HTTPRoutes(g, project.HTTPOptions{}) {
-		out[r.Op] = &remoteRoute{method: r.Method, path: r.Path, op: r.Op}
+	for _, r := range p.Routes() {
+		out[r.Op] = &remoteRoute{method: r.Method, path: r.Local, op: r.Op}
 	}
 	return out
 }

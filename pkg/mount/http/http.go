@@ -4,15 +4,18 @@
 //
 // Start with [New]:
 //
-//	g, err := graph.Load(graphJSON)                   // a compiled contract
+//	g, err := graph.Load(graphJSON)                   // or check.Compile, the one compile
+//	p, err := project.New(g, &project.Options{HTTPPrefix: "/api"})
 //	impl := mount.NewImplementation(g)
 //	impl.Handle("tasks", "get", getTask)              // bind handlers
-//	runner, err := mount.New(impl, nil)
-//	h, err := httpmount.New(runner, &httpmount.Options{Prefix: "/api"})
+//	runner, err := mount.New(impl, &mount.Options{Projection: p})
+//	h, err := httpmount.New(runner, nil)
 //	http.Handle("/api/", h)
 //
-// The routes are [project.RouteTable]'s: the ServeMux patterns `stitch vet`
-// checks, so a contract that vets clean always mounts. Each request:
+// The routes are the runner's projection's ([project.Projection.Routes],
+// with its HTTP prefix): the ServeMux patterns `stitch vet` checks, and the
+// ones the manifest and the OpenAPI export built from the same projection
+// list, so a contract that vets clean always mounts. Each request:
 //
 //   - gets an x-request-id response header ([Options.RequestID]);
 //   - with CORS configured, an OPTIONS preflight is answered first (CORS is
@@ -69,9 +72,6 @@ const DefaultMaxBodyBytes = 1 << 20
 
 // Options configures [New]. A nil *Options means defaults.
 type Options struct {
-	// Prefix is placed before every route ("/api"); it must be the prefix
-	// the manifest and the OpenAPI document are built with.
-	Prefix string
 	// MaxBodyBytes caps a request body (0 = DefaultMaxBodyBytes).
 	MaxBodyBytes int64
 	// OperationMaxBodyBytes overrides the cap per operation, keyed by
@@ -131,8 +131,8 @@ type route struct {
 	head    bool
 }
 
-// New builds the mount of every HTTP route of runner's graph. It fails
-// when the routes cannot be served together ([project.RouteTable]).
+// New builds the mount of every HTTP route of the runner's projection
+// ([project.Projection.Routes], whose HTTP prefix they carry).
 func New(runner *mount.Runner, opts *Options) (*Handler, error) {
 	h := &Handler{runner: runner, mux: http.NewServeMux()}
 	if opts != nil {
@@ -149,11 +149,7 @@ func New(runner *mount.Runner, opts *Options) (*Handler, error) {
 		h.ids = constSlots("")
 	}
 	h.json = constSlots("application/json")
-	routes, err := project.RouteTable(runner.Graph(), project.HTTPOptions{Prefix: h.opts.Prefix})
-	if err != nil {
-		return nil, fmt.Errorf("httpmount: %w", err)
-	}
-	for _, r := range routes {
+	for _, r := range runner.Projection().Routes() {
 		ep := runner.Endpoint(r.Op.Service, r.Op.Action)
 		if ep == nil {
 			return nil, fmt.Errorf("httpmount: the runner has no endpoint for %s", r.Op.ID())

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os/exec"
 	"slices"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"sync"
 	"testing"
@@ -87,6 +88,12 @@ type fixture struct {
 
 func newFixture(t testing.TB, opts *httpmount.Options, authorize func(*mount.Call) error) *fixture {
 	t.Helper()
+	return newFixtureAt(t, "", opts, authorize)
+}
+
+// newFixtureAt is newFixture with the projection's HTTP prefix.
+func newFixtureAt(t testing.TB, prefix string, opts *httpmount.Options, authorize func(*mount.Call) error) *fixture {
+	t.Helper()
 	g := testGraph(t)
 	f := &fixture{logs: &strings.Builder{}}
 	im := mount.NewImplementation(g)
@@ -135,7 +142,8 @@ func newFixture(t testing.TB, opts *httpmount.Options, authorize func(*mount.Cal
 	}))
 	// tasks.rename stays unbound: NOT_IMPLEMENTED.
 	runner, err := mount.New(im, &mount.Options{
-		Logger: slog.New(slog.NewTextHandler(f.logs, nil)),
+		Projection: projecttest.Prefixed(t, g, prefix),
+		Logger:     slog.New(slog.NewTextHandler(f.logs, nil)),
 		Hooks: mount.Hooks{Authorize: func(ctx context.Context, c *mount.Call) (context.Context, error) {
 			if httpmount.Request(c) == nil {
 				return nil, errors.New("no *http.Request in the call")
@@ -580,7 +588,7 @@ func TestPathParamTypes(t *testing.T) {
 // TestLoopback drives the mount over real HTTP on 127.0.0.1 with parallel
 // clients (run with -race; goleak checks the server is gone afterwards).
 func TestLoopback(t *testing.T) {
-	f := newFixture(t, &httpmount.Options{Prefix: "/api"}, nil)
+	f := newFixtureAt(t, "/api", nil, nil)
 	srv := httptest.NewServer(http.StripPrefix("", f.h))
 	defer srv.Close()
 	client := srv.Client()
@@ -614,7 +622,9 @@ func TestLoopback(t *testing.T) {
 	}
 }
 
-// TestRefusesConflictingRoutes: New fails with the projector's problems.
+// TestRefusesConflictingRoutes: routes the mount could not serve together
+// are refused with the projector's problems when the graph is projected,
+// before any mount is built.
 func TestRefusesConflictingRoutes(t *testing.T) {
 	g := testGraph(t)
 	s := g.Service("tasks")
@@ -622,11 +632,7 @@ func TestRefusesConflictingRoutes(t *testing.T) {
 	op.Action, op.Path = "zz", "/{other}"
 	op.Params = addSchema(t, g, `{"type":"object","properties":{"other":{"type":"string"}},"required":["other"]}`)
 	s.Operations = append(s.Operations, op)
-	r, err := mount.New(mount.NewImplementation(g), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = httpmount.New(r, nil)
+	_, err := mount.New(mount.NewImplementation(g), nil)
 	var ps project.RouteProblems
 	if !errors.As(err, &ps) || ps[0].Kind != project.RouteDuplicate {
 		t.Fatalf("got %v", err)

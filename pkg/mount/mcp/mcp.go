@@ -133,7 +133,7 @@ type surface struct {
 	native []*nativeTool
 }
 
-// New prepares every MCP surface of the runner's graph (the default one,
+// New prepares every MCP surface of the runner's projection (the default one,
 // or each named one) and builds one *mcp.Server for each; every tool call
 // runs through r. Preparation errors of the projector, a tool the SDK
 // would refuse and every native registration error are returned together;
@@ -166,10 +166,7 @@ func New(r *mount.Runner, opts *Options) (*Handler, error) {
 	if h.logger == nil {
 		h.logger = slog.New(slog.DiscardHandler)
 	}
-	ts, err := project.ToolSurfaces(g)
-	if err != nil {
-		return nil, fmt.Errorf("mcp: %w", err)
-	}
+	ts := r.Projection().Tools()
 	impl := opts.Implementation
 	if impl == nil {
 		impl = &sdk.Implementation{Name: g.Name, Title: g.Info.Title, Version: g.Version}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"sync"
 	"testing"
@@ -30,7 +31,7 @@ func TestNamedSurfacesMatchManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := serve(t, h)
-	m, err := conformance.BuildManifest(g, nil)
+	m, err := conformance.BuildManifest(projecttest.New(t, g, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

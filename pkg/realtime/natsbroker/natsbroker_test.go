@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"sync"
 	"testing"
@@ -53,7 +54,7 @@ func contract(t *testing.T) *realtime.Contract {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := realtime.NewContract(g, "chat", nil)
+	c, err := realtime.NewContract(projecttest.New(t, g, nil), "chat")
 	if err != nil {
 		t.Fatal(err)
 	}
