@@ -304,7 +304,7 @@ func staticJSON(s *serveState, b []byte) http.Handler {
 }
 
 // writeError answers with a framework code in the HTTP error envelope.
-func (s *serveState) writeError(w http.ResponseWriter, r *http.Request, code string) {
+func (s *serveState) writeError(w http.ResponseWriter, r *http.Request, code mount.Code) {
 	e := s.runner.Normalize(r.Context(), nil, mount.NewError(code, ""))
 	body := e.HTTPEnvelope()
 	w.Header().Set("Content-Type", "application/json")

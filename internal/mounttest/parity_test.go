@@ -237,7 +237,7 @@ func agentOutcome(tools *agent.Toolset, c parityCase) string {
 	case err == nil:
 		return ""
 	case errors.As(err, &ce):
-		return ce.Err.Code
+		return string(ce.Err.Code)
 	}
 	return err.Error()
 }

@@ -97,6 +97,10 @@ type ErrorCode struct {
 	Code    string `json:"code"`
 	Status  int    `json:"status"`
 	Message string `json:"message"`
+	// Internal marks a framework code whose message and details describe
+	// the server's own fault: a caller sees the registry message only.
+	// It is never part of a graph's bytes.
+	Internal bool `json:"-"`
 }
 
 // Service groups operations under one name and URL prefix.

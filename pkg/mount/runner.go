@@ -194,7 +194,7 @@ const (
 
 // internalError is the one INTERNAL_SERVER_ERROR a caller ever sees.
 func internalError() *Error {
-	return &Error{Code: "INTERNAL_SERVER_ERROR", Status: 500, Message: "Internal server error"}
+	return &Error{Code: CodeInternal, Status: 500, Message: "Internal server error"}
 }
 
 func (r *Runner) normalize(ctx context.Context, ep *Endpoint, from origin, err error) *Error {
@@ -206,16 +206,16 @@ func (r *Runner) normalize(ctx context.Context, ep *Endpoint, from origin, err e
 		r.logInternal(ctx, ep, "unexpected error", err)
 		return internalError()
 	}
-	reg, known := r.registry[e.Code]
+	reg, known := r.registry[string(e.Code)]
 	if !known {
 		r.logInternal(ctx, ep, "error code not in the registry", err)
 		return internalError()
 	}
-	if from == fromHandler && ep != nil && !ep.allowed[e.Code] {
+	if from == fromHandler && ep != nil && !ep.allowed[string(e.Code)] {
 		r.logInternal(ctx, ep, "handler answered a code its operation does not declare (add it to the operation's errors)", err)
 		return internalError()
 	}
-	if e.Code == "INTERNAL_SERVER_ERROR" {
+	if e.Code == CodeInternal {
 		if e.cause != nil || e.Message != "" && e.Message != reg.Message {
 			r.logInternal(ctx, ep, "internal error", err)
 		}
@@ -226,9 +226,11 @@ func (r *Runner) normalize(ctx context.Context, ep *Endpoint, from origin, err e
 	if out.Message == "" {
 		out.Message = reg.Message
 	}
-	if e.Code == "REALTIME_CONTRACT_VIOLATION" {
-		// Says which side broke the contract and how: for logs only.
-		r.logInternal(ctx, ep, "realtime contract violation", err)
+	if opaque(e.Code) {
+		// The registry marks the code's message and details as the
+		// server's own business (which side broke a realtime contract,
+		// and how): for logs only.
+		r.logInternal(ctx, ep, strings.ToLower(reg.Message), err)
 		out.Message, out.Details = reg.Message, nil
 	}
 	return out

@@ -243,7 +243,7 @@ func closeCode(t testing.TB, ws *websocket.Conn) int {
 	}
 }
 
-func mustCode(t testing.TB, err error, code string) *mount.Error {
+func mustCode(t testing.TB, err error, code mount.Code) *mount.Error {
 	t.Helper()
 	me, ok := mount.AsError(err)
 	if !ok {

@@ -215,7 +215,7 @@ func (e *CallError) Envelope() json.RawMessage { return e.envelope }
 func (ts *Toolset) callError(tool string, e *mount.Error) *CallError {
 	hint := ""
 	if ts.opts.ErrorHint != nil {
-		hint = ts.opts.ErrorHint(tool, e.Code)
+		hint = ts.opts.ErrorHint(tool, string(e.Code))
 	}
 	return &CallError{Err: e, envelope: e.ToolEnvelope(hint)}
 }

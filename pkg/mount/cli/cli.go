@@ -527,7 +527,7 @@ func (a *App) print(w io.Writer, b []byte) error {
 // fail prints the tool error envelope on stderr and sets the exit code.
 func (a *App) fail(e *mount.Error) {
 	a.print(a.stderr, e.ToolEnvelope(""))
-	code, ok := a.exit[e.Code]
+	code, ok := a.exit[string(e.Code)]
 	if !ok {
 		code = 1
 	}

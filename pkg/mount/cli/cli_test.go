@@ -242,7 +242,7 @@ func TestStdin(t *testing.T) {
 // NOT_FOUND.
 func TestExitCodes(t *testing.T) {
 	g := mounttest.Tasks(t)
-	deny := map[string]string{"get": "UNAUTHORIZED", "list": "FORBIDDEN"}
+	deny := map[string]mount.Code{"get": mount.CodeUnauthorized, "list": mount.CodeForbidden}
 	opts := &mount.Options{Logger: slog.New(slog.DiscardHandler), Hooks: mount.Hooks{Authorize: func(ctx context.Context, c *mount.Call) (context.Context, error) {
 		if code, ok := deny[c.Identity.Action]; ok {
 			return nil, mount.NewError(code, "")

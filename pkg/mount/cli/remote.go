@@ -129,7 +129,7 @@ func (a *App) runRemote(ctx context.Context, c *command, args map[string]any) (j
 func (a *App) remoteError(status int, body []byte) *mount.Error {
 	var env struct {
 		Error *struct {
-			Code    string         `json:"code"`
+			Code    mount.Code     `json:"code"`
 			Message string         `json:"message"`
 			Details map[string]any `json:"details"`
 		} `json:"error"`
@@ -137,10 +137,10 @@ func (a *App) remoteError(status int, body []byte) *mount.Error {
 	if json.Unmarshal(body, &env) == nil && env.Error != nil && env.Error.Code != "" {
 		return &mount.Error{Code: env.Error.Code, Status: status, Message: env.Error.Message, Details: env.Error.Details}
 	}
-	code := "INTERNAL_SERVER_ERROR"
+	code := mount.CodeInternal
 	for _, e := range a.g.ErrorRegistry() {
 		if e.Status == status {
-			code = e.Code
+			code = mount.Code(e.Code)
 			break
 		}
 	}
