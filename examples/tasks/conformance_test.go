@@ -5,7 +5,7 @@ package main
 // runner and mounts behind one loopback httptest server), then
 //
 //   - pins the surface manifest (testdata/surface-manifest.json; refresh
-//     with `go test -update` and review the diff);
+//     with `go test -conformancetest.update` and review the diff);
 //   - compares the manifest with what clients discover on the live mounts;
 //   - runs parity probes: the same call, the same observation, on every
 //     transport;

@@ -34,7 +34,7 @@ func compileBytes(t testing.TB, dir string) []byte {
 	return b
 }
 
-// TestGoldenGraphs pins graph.json of both examples; -update refreshes.
+// TestGoldenGraphs pins graph.json of both examples; -conformancetest.update refreshes.
 func TestGoldenGraphs(t *testing.T) {
 	for _, name := range []string{"minimal", "tasks"} {
 		t.Run(name, func(t *testing.T) {

@@ -35,7 +35,7 @@
 // binding through [DefineRealtimeProbe]'s eight scenarios.
 //
 // This package links neither testing nor go-cmp, so the stitch binary can
-// use it. Its testing side — the snapshot assertion with `go test -update`
+// use it. Its testing side — the snapshot assertion with `go test -conformancetest.update`
 // and RunProbes as subtests — is package conformancetest, as
 // net/http/httptest stands beside net/http.
 package conformance

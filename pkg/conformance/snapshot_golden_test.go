@@ -11,7 +11,7 @@ import (
 	"stitchkit.dev/stitchkit/pkg/conformance/conformancetest"
 )
 
-// The hand-made fixture's snapshot: refreshed only with -update.
+// The hand-made fixture's snapshot: refreshed only with -conformancetest.update.
 func TestSnapshotFixture(t *testing.T) {
 	conformancetest.AssertManifestSnapshot(t, conformance.ItemsManifest(t), filepath.Join("testdata", "items.manifest.json"))
 }
