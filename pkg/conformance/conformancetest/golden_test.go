@@ -152,7 +152,7 @@ func TestUpdateFlagOnlyWhenAsked(t *testing.T) {
 		args []string
 		want bool
 	}{
-		{[]string{"-test.v", "-conformancetest.update"}, false},
+		{[]string{"-test.v", "-update"}, false},
 		{[]string{"-conformancetest.update"}, true},
 		{[]string{"--conformancetest.update=true"}, true},
 		{[]string{"-conformancetest.updated"}, false},
