@@ -125,9 +125,13 @@ type Call struct {
 	Source Source
 	// Native is the transport's request value ([Request.Native]).
 	Native any
-	Params map[string]any
-	Query  map[string]any
-	Input  any
+	// Principal is the caller the edge authenticator resolved
+	// ([Runner.Authenticate]); nil for an anonymous caller or a
+	// transport without an edge (in process).
+	Principal *Principal
+	Params    map[string]any
+	Query     map[string]any
+	Input     any
 
 	ep        *Endpoint
 	inputJSON json.RawMessage
@@ -234,7 +238,7 @@ func (ep *Endpoint) Call(ctx context.Context, req *Request) (res Result) {
 	if ctx == nil {
 		panic("cannot create context from nil parent") // as context.WithValue
 	}
-	c := &Call{Identity: ep.id, Source: req.Source, Native: req.Native, ep: ep}
+	c := &Call{Identity: ep.id, Source: req.Source, Native: req.Native, Principal: PrincipalFrom(ctx), ep: ep}
 	c.ctx = callContext{Context: ctx, c: c}
 	ctx = &c.ctx
 	var cause error

@@ -23,6 +23,15 @@
 // realtime contracts read [Runner.Projection]; the surface manifest and the
 // exports take the same value, so they describe exactly what is served.
 //
+// # The edge
+//
+// Options.Authenticate is the one authentication hook of every transport
+// that arrives over HTTP (the HTTP mount, MCP, a realtime server given
+// realtime.Options.Edge): it turns a request's headers ([EdgeRequest]),
+// before any body byte is read, into a [Principal] with scopes, which
+// hooks and handlers read as [Call.Principal]. Transports call
+// [Runner.Authenticate]; docs/projection.md shows the shape.
+//
 // # For transport authors
 //
 // A transport looks its endpoints up once ([Runner.Endpoint],

@@ -16,6 +16,14 @@ import (
 type Options struct {
 	// Hooks run around every call of every transport.
 	Hooks Hooks
+	// Authenticate resolves the caller of every request that arrives over
+	// HTTP — the HTTP mount, MCP, the realtime handshake — from its
+	// headers, before any body byte is read (see [Runner.Authenticate]).
+	// nil lets every request through as anonymous (no principal).
+	Authenticate Authenticator
+	// Challenge is the WWW-Authenticate value of a 401 ("Bearer" when
+	// empty), e.g. `Bearer resource_metadata="https://…"`.
+	Challenge string
 	// Logger receives the raw cause of every INTERNAL_SERVER_ERROR (and of
 	// every code a handler was not allowed to answer). nil means
 	// slog.Default().
@@ -87,14 +95,18 @@ type Hooks struct {
 // any panic become INTERNAL_SERVER_ERROR "Internal server error" with the
 // raw cause logged through Options.Logger and never sent.
 type Runner struct {
-	g         *graph.Graph
-	p         *project.Projection
-	log       *slog.Logger
-	hooks     Hooks
-	maxDepth  int
-	registry  map[string]graph.ErrorCode
-	endpoints []*Endpoint
-	byID      map[string]*Endpoint
+	g     *graph.Graph
+	p     *project.Projection
+	log   *slog.Logger
+	hooks Hooks
+	// authenticate and challenge are Options.Authenticate and
+	// Options.Challenge.
+	authenticate Authenticator
+	challenge    string
+	maxDepth     int
+	registry     map[string]graph.ErrorCode
+	endpoints    []*Endpoint
+	byID         map[string]*Endpoint
 }
 
 // New prepares every operation and runtime tool of impl's graph from its
@@ -106,7 +118,7 @@ func New(impl *Implementation, opts *Options) (*Runner, error) {
 		opts = &Options{}
 	}
 	g := impl.g
-	r := &Runner{g: g, log: opts.Logger, hooks: opts.Hooks, maxDepth: opts.MaxDepth,
+	r := &Runner{g: g, log: opts.Logger, hooks: opts.Hooks, authenticate: opts.Authenticate, challenge: opts.Challenge, maxDepth: opts.MaxDepth,
 		registry: map[string]graph.ErrorCode{}, byID: map[string]*Endpoint{}}
 	if r.log == nil {
 		r.log = slog.Default()

@@ -8,6 +8,10 @@ import (
 	"stitchkit.dev/stitchkit/pkg/validate"
 )
 
+// SourceRealtime is the mount.Source of a realtime handshake at the edge
+// ([mount.EdgeRequest]).
+const SourceRealtime mount.Source = "realtime"
+
 // Registry codes this package answers with: the framework registry's
 // (package mount defines each once), named here for realtime callers.
 const (

@@ -27,6 +27,10 @@
 //     redirect, and the bare prefix of a route ending in a rest parameter
 //     ("/files" of "/files/{path...}") is that route with an empty rest,
 //     as "/files/" is (never ServeMux's redirect);
+//   - the runner's authenticator (mount.Options.Authenticate), when set,
+//     resolves the caller from the headers first: a refusal is its
+//     envelope (401 with WWW-Authenticate, or 403), and the principal
+//     reaches every hook and handler as Call.Principal;
 //   - path parameters are read as their #params types and validated before
 //     the runner's Authorize hook, which sees no query and no body;
 //   - after authorization the query string is read as the #query types
@@ -295,6 +299,19 @@ func (h *Handler) cors(w http.ResponseWriter, r *http.Request) bool {
 }
 
 func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if rt.h.runner.Authenticates() {
+		// The edge: headers only, before any body byte is read.
+		var e *mount.Error
+		if ctx, e = rt.h.runner.Authenticate(ctx, mount.NewEdgeRequest(mount.SourceHTTP, r)); e != nil {
+			if e.Code == mount.CodeUnauthorized {
+				w.Header().Set("WWW-Authenticate", rt.h.runner.Challenge())
+			}
+			rt.h.writeError(w, r, e)
+			return
+		}
+		r = r.WithContext(ctx)
+	}
 	req := mount.Request{Source: mount.SourceHTTP, Native: r}
 	if len(rt.names) > 0 {
 		// Read straight into the values map: the same reading as
@@ -316,7 +333,7 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rt.ep.HasInput() {
 		req.Body = func() ([]byte, error) { return rt.readBody(w, r) }
 	}
-	res := rt.ep.Call(r.Context(), &req)
+	res := rt.ep.Call(ctx, &req)
 	if res.Err != nil {
 		rt.h.writeError(w, r, res.Err)
 		return

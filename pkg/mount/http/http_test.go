@@ -652,3 +652,76 @@ func TestNoCUEAtRunTime(t *testing.T) {
 		}
 	}
 }
+
+// erroringBody fails the test if anything reads it.
+type erroringBody struct{ t *testing.T }
+
+func (b erroringBody) Read([]byte) (int, error) {
+	b.t.Error("the body was read before authentication refused the request")
+	return 0, io.EOF
+}
+func (erroringBody) Close() error { return nil }
+
+// TestEdgeAuthentication: the runner's one authenticator runs on the
+// headers before any body byte; a refusal is 401 with the challenge (or
+// 403), and the principal reaches hooks and handlers.
+func TestEdgeAuthentication(t *testing.T) {
+	g := testGraph(t)
+	im := mount.NewImplementation(g)
+	var subject, authorized string
+	if err := im.Handle("tasks", "create", func(ctx context.Context, c *mount.Call) (json.RawMessage, error) {
+		subject = c.Principal.Subject
+		return json.RawMessage(`{"id":"t_1","title":"x","done":false}`), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	runner, err := mount.New(im, &mount.Options{Logger: slog.New(slog.DiscardHandler), Challenge: "Bearer realm=\"tasks\"",
+		Authenticate: func(_ context.Context, r *mount.EdgeRequest) (*mount.Principal, error) {
+			switch r.Header.Get("Authorization") {
+			case "Bearer alice":
+				return &mount.Principal{Subject: "alice", Scopes: []string{"user"}}, nil
+			case "Bearer mallory":
+				return nil, mount.Forbidden("")
+			}
+			return nil, errors.New("no token")
+		},
+		Hooks: mount.Hooks{Authorize: func(ctx context.Context, c *mount.Call) (context.Context, error) {
+			if !c.Principal.HasScope(c.Identity.Scope) {
+				return nil, mount.Forbidden("missing scope " + c.Identity.Scope)
+			}
+			authorized = c.Principal.Subject
+			return nil, nil
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := httpmount.New(runner, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		token     string
+		status    int
+		challenge string
+	}{{"", 401, "Bearer realm=\"tasks\""}, {"Bearer mallory", 403, ""}} {
+		r := httptest.NewRequest("POST", "/tasks", erroringBody{t})
+		r.Header.Set("Content-Type", "application/json")
+		if tc.token != "" {
+			r.Header.Set("Authorization", tc.token)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		if rec.Code != tc.status || rec.Header().Get("WWW-Authenticate") != tc.challenge {
+			t.Errorf("%q: %d %q %s", tc.token, rec.Code, rec.Header().Get("WWW-Authenticate"), rec.Body)
+		}
+	}
+	r := httptest.NewRequest("POST", "/tasks", strings.NewReader(`{"title":"x"}`))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Authorization", "Bearer alice")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	if rec.Code != 200 || subject != "alice" || authorized != "alice" {
+		t.Errorf("alice: %d %s; handler saw %q, Authorize %q", rec.Code, rec.Body, subject, authorized)
+	}
+}

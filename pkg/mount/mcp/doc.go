@@ -39,7 +39,8 @@
 //     surface is 404 NOT_FOUND; a browser's cross-origin request 403
 //     (http.CrossOriginProtection); a non-loopback Host on a loopback
 //     listener 403 (the SDK's DNS-rebinding protection stays on as well); a
-//     declared body over the cap 413; Options.Authenticate refuses with 401
+//     declared body over the cap 413; the runner's authenticator
+//     (mount.Options.Authenticate) refuses with 401
 //     (WWW-Authenticate) or 403 — each with the HTTP error envelope. Then,
 //     by the SDK's own rules, what its transport would refuse in plain
 //     text: a method it does not serve 405 (with Allow), a Content-Type
