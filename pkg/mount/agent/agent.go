@@ -10,8 +10,9 @@
 // (source "agent"), so arguments are validated by the contract's schemas
 // and hooks see the operation's identity.
 //
-//	runner, _ := mount.New(impl, nil)
-//	tools, _ := agent.New(runner, nil)
+//	p, _ := project.New(g, nil) // the one projection; g from check.Compile or graph.Load
+//	runner, _ := mount.New(impl, &mount.Options{Projection: p})
+//	tools, _ := agent.New(runner, nil) // the projection's Agent surface
 //	defs, _ := tools.OpenAIResponsesTools()   // into the request's "tools"
 //	// … the model answers with a function call name + arguments …
 //	out, err := tools.Call(ctx, name, arguments)

@@ -6,8 +6,9 @@
 // the tool error envelope on stderr, and the exit code says which error it
 // was.
 //
-//	runner, _ := mount.New(impl, nil)
-//	app, _ := cli.New(runner.Graph(), &cli.Options{Runner: runner})
+//	p, _ := project.New(g, nil) // the one projection; g from check.Compile or graph.Load
+//	runner, _ := mount.New(impl, &mount.Options{Projection: p})
+//	app, _ := cli.New(runner.Projection(), &cli.Options{Runner: runner})
 //	os.Exit(app.Run(ctx, os.Args[1:]))
 //
 // Flags (from the input schema's top-level properties, through $ref,

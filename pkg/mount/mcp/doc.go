@@ -5,8 +5,9 @@
 //
 // Start with [New] on a runner and mount the [Handler]:
 //
-//	runner, _ := mount.New(impl, nil)
-//	h, _ := mcp.New(runner, nil)
+//	p, _ := project.New(g, &project.Options{HTTPPrefix: "/api"}) // g from check.Compile or graph.Load
+//	runner, _ := mount.New(impl, &mount.Options{Projection: p})
+//	h, _ := mcp.New(runner, nil) // the projection's MCP surfaces
 //	http.Handle("/mcp", h)  // the default surface
 //	http.Handle("/mcp/", h) // /mcp/{surface}: each named surface
 //	// or, for a host that starts the server as a child process:
