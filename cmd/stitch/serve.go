@@ -291,7 +291,7 @@ func staticJSON(s *serveState, b []byte) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
-			s.writeError(w, r, "METHOD_NOT_ALLOWED")
+			s.writeError(w, r, mount.CodeMethodNotAllowed)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -327,7 +327,7 @@ func (s *serveState) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.writeError(w, r, "NOT_FOUND")
+	s.writeError(w, r, mount.CodeNotFound)
 }
 
 // runServe serves the contract at src on addr until ctx is done, then shuts

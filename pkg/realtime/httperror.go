@@ -61,7 +61,7 @@ func codeForStatus(status int) mount.Code {
 	if status >= 500 {
 		return codeInternal
 	}
-	return "BAD_REQUEST"
+	return mount.CodeBadRequest
 }
 
 func isRealtimeCode(code string) bool { return len(code) > 9 && code[:9] == "REALTIME_" }

@@ -75,7 +75,7 @@ func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.ServeHTTP(w, r)
 		return
 	}
-	writeHTTPError(w, &mount.Error{Code: "NOT_FOUND", Message: "no realtime contract at " + r.URL.Path,
+	writeHTTPError(w, &mount.Error{Code: mount.CodeNotFound, Message: "no realtime contract at " + r.URL.Path,
 		Details: map[string]any{"contracts": m.Contracts()}})
 }
 

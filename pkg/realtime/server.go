@@ -345,7 +345,7 @@ func (s *Server[I]) Stats() Stats {
 func (s *Server[I]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if e := s.precheck(r); e != nil {
 		s.stats.refused.Add(1)
-		if e.Code == "METHOD_NOT_ALLOWED" {
+		if e.Code == mount.CodeMethodNotAllowed {
 			w.Header().Set("Allow", http.MethodGet)
 		}
 		writeHTTPError(w, e)
@@ -392,20 +392,20 @@ func (s *Server[I]) precheck(r *http.Request) *mount.Error {
 		return mount.NewError(codeServiceUnavailable, "the realtime server is shutting down")
 	}
 	if r.Method != http.MethodGet {
-		return mount.NewError("METHOD_NOT_ALLOWED", "a WebSocket handshake is a GET request")
+		return mount.NewError(mount.CodeMethodNotAllowed, "a WebSocket handshake is a GET request")
 	}
 	if !websocket.IsWebSocketUpgrade(r) {
-		return &mount.Error{Code: "BAD_REQUEST", Message: "this endpoint accepts WebSocket upgrade requests only (subprotocol " + Subprotocol + ")"}
+		return &mount.Error{Code: mount.CodeBadRequest, Message: "this endpoint accepts WebSocket upgrade requests only (subprotocol " + Subprotocol + ")"}
 	}
 	if !s.originAllowed(r) {
-		return &mount.Error{Code: "FORBIDDEN", Message: "origin not allowed",
+		return &mount.Error{Code: mount.CodeForbidden, Message: "origin not allowed",
 			Details: map[string]any{"origin": r.Header.Get("Origin")}}
 	}
 	// A request that offers no subprotocol at all is served as version 1
 	// (a plain `new WebSocket(url)` offers none); one that offers others
 	// but not ours speaks a protocol this server does not.
 	if offered := websocket.Subprotocols(r); len(offered) > 0 && !slices.Contains(offered, Subprotocol) {
-		return &mount.Error{Code: "BAD_REQUEST", Message: "none of the offered WebSocket subprotocols is supported: offer " + Subprotocol + " (docs/realtime-protocol.md)",
+		return &mount.Error{Code: mount.CodeBadRequest, Message: "none of the offered WebSocket subprotocols is supported: offer " + Subprotocol + " (docs/realtime-protocol.md)",
 			Details: map[string]any{"supported": []string{Subprotocol}, "offered": offered}}
 	}
 	return nil
@@ -426,7 +426,7 @@ func (s *Server[I]) handshake(r *http.Request) (id I, e *mount.Error) {
 	if me, ok := mount.AsError(err); ok {
 		return id, me
 	}
-	return id, &mount.Error{Code: "UNAUTHORIZED", Message: registryMessage("UNAUTHORIZED")}
+	return id, &mount.Error{Code: mount.CodeUnauthorized, Message: registryMessage(mount.CodeUnauthorized)}
 }
 
 // originAllowed: no Origin (not a browser) passes; otherwise the

@@ -128,7 +128,7 @@ func (ts *Toolset) Tool(name string) *Tool { return ts.byName[name] }
 func (ts *Toolset) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
 	t := ts.byName[name]
 	if t == nil {
-		return nil, ts.callError(name, mount.Errorf("NOT_FOUND", "No agent tool %q", name))
+		return nil, ts.callError(name, mount.Errorf(mount.CodeNotFound, "No agent tool %q", name))
 	}
 	return t.Call(ctx, args)
 }

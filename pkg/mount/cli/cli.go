@@ -234,7 +234,7 @@ func (a *App) build() {
 		SilenceUsage:  true,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return mount.Errorf("NOT_FOUND", "Unknown command %q; run %s --help for the list", args[0], cmd.Name())
+				return mount.Errorf(mount.CodeNotFound, "Unknown command %q; run %s --help for the list", args[0], cmd.Name())
 			}
 			return nil
 		},
@@ -248,7 +248,7 @@ func (a *App) build() {
 	// declare: VALIDATION_ERROR, as an undeclared field is over HTTP, MCP
 	// and the Agent.
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return mount.NewError("VALIDATION_ERROR", err.Error())
+		return mount.NewError(mount.CodeValidation, err.Error())
 	})
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.server, "server", a.opts.Server, "call the HTTP mount at this base URL (including its prefix) instead of running in process")
@@ -278,9 +278,9 @@ func (a *App) cobraCommand(c *command) *cobra.Command {
 			}
 			if f := a.boolBefore(c, args[0]); f != "" {
 				// --done false: a boolean flag takes no separate value.
-				return mount.Errorf("BAD_REQUEST", "--%s is a boolean flag and takes no separate value: write --%s=%s (or --%s, --no-%s)", f, f, args[0], f, f)
+				return mount.Errorf(mount.CodeBadRequest, "--%s is a boolean flag and takes no separate value: write --%s=%s (or --%s, --no-%s)", f, f, args[0], f, f)
 			}
-			return mount.Errorf("BAD_REQUEST", "%s takes flags, not arguments (got %q)", c.name, args[0])
+			return mount.Errorf(mount.CodeBadRequest, "%s takes flags, not arguments (got %q)", c.name, args[0])
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runCommand(cmd.Context(), c) },
 	}
@@ -367,7 +367,7 @@ func (a *App) Run(ctx context.Context, args []string) int {
 	if err := a.root.ExecuteContext(ctx); err != nil {
 		e, ok := mount.AsError(err)
 		if !ok {
-			e = mount.NewError("BAD_REQUEST", err.Error())
+			e = mount.NewError(mount.CodeBadRequest, err.Error())
 		}
 		a.fail(e)
 	}
@@ -397,7 +397,7 @@ func (a *App) runCommand(ctx context.Context, c *command) error {
 		}
 		out = res.Output
 	default:
-		return mount.Errorf("BAD_REQUEST", "%s needs --server URL: this program runs no operations in process", c.name)
+		return mount.Errorf(mount.CodeBadRequest, "%s needs --server URL: this program runs no operations in process", c.name)
 	}
 	if err != nil {
 		return err
@@ -427,10 +427,10 @@ func (a *App) fromStdin(c *command, args map[string]any) error {
 	}
 	b, err := io.ReadAll(io.LimitReader(a.stdin, max+1))
 	if err != nil {
-		return mount.Errorf("BAD_REQUEST", "reading standard input: %v", err)
+		return mount.Errorf(mount.CodeBadRequest, "reading standard input: %v", err)
 	}
 	if int64(len(b)) > max {
-		return mount.Errorf("PAYLOAD_TOO_LARGE", "standard input exceeds %d bytes", max)
+		return mount.Errorf(mount.CodePayloadTooLarge, "standard input exceeds %d bytes", max)
 	}
 	if len(b) == 0 {
 		return nil
@@ -459,7 +459,7 @@ func isTerminal(r io.Reader) bool {
 func (a *App) runNative(ctx context.Context, c *command, args map[string]any) (out json.RawMessage, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			out, err = nil, mount.NewError("INTERNAL_SERVER_ERROR", "Internal server error")
+			out, err = nil, mount.NewError(mount.CodeInternal, "Internal server error")
 		}
 	}()
 	if c.input != nil {
@@ -468,21 +468,21 @@ func (a *App) runNative(ctx context.Context, c *command, args map[string]any) (o
 			if errors.As(err, &ve) {
 				return nil, issues(ve)
 			}
-			return nil, mount.NewError("VALIDATION_ERROR", err.Error())
+			return nil, mount.NewError(mount.CodeValidation, err.Error())
 		}
 	} else if len(args) > 0 {
-		return nil, mount.Errorf("VALIDATION_ERROR", "%s takes no input", c.name)
+		return nil, mount.Errorf(mount.CodeValidation, "%s takes no input", c.name)
 	}
 	h := a.opts.Commands[c.name]
 	if h == nil {
-		return nil, mount.Errorf("NOT_IMPLEMENTED", "%s is not implemented", c.name)
+		return nil, mount.Errorf(mount.CodeNotImplemented, "%s is not implemented", c.name)
 	}
 	out, err = h(ctx, args)
 	if err != nil {
 		if e, ok := mount.AsError(err); ok {
 			return nil, e
 		}
-		return nil, mount.NewError("INTERNAL_SERVER_ERROR", "Internal server error").WithCause(err)
+		return nil, mount.NewError(mount.CodeInternal, "Internal server error").WithCause(err)
 	}
 	if c.output != nil {
 		v, derr := validate.DecodeJSON(out, &validate.DecodeOptions{MaxDepth: 10000})
@@ -490,7 +490,7 @@ func (a *App) runNative(ctx context.Context, c *command, args map[string]any) (o
 			derr = c.output.Validate(v)
 		}
 		if derr != nil {
-			return nil, mount.NewError("INTERNAL_SERVER_ERROR", "Internal server error").WithCause(derr)
+			return nil, mount.NewError(mount.CodeInternal, "Internal server error").WithCause(derr)
 		}
 	}
 	return out, nil
@@ -504,7 +504,7 @@ func issues(ve *validate.Error) *mount.Error {
 		}
 		list = append(list, mount.Issue{In: project.PartInput, Path: is.Path, Keyword: is.Keyword, Message: is.Message})
 	}
-	return &mount.Error{Code: "VALIDATION_ERROR", Message: "Invalid input: " + ve.Issues[0].String(), Details: map[string]any{"issues": list}}
+	return &mount.Error{Code: mount.CodeValidation, Message: "Invalid input: " + ve.Issues[0].String(), Details: map[string]any{"issues": list}}
 }
 
 // print writes JSON indented, or compact with --json, and a newline.

@@ -372,7 +372,7 @@ func (f *field) parseJSON(s, what string) (any, bool, error) {
 
 // flagError is the VALIDATION_ERROR of a flag the command cannot read.
 func flagError(f *field, value, format string, args ...any) *mount.Error {
-	e := mount.Errorf("VALIDATION_ERROR", format, args...)
+	e := mount.Errorf(mount.CodeValidation, format, args...)
 	e.Details = map[string]any{"message": e.Message, "flag": "--" + f.name()}
 	if value != "" {
 		e.Details["value"] = value

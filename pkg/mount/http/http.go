@@ -202,7 +202,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p := cleanCheckPath(r.URL)
 	if !isCleanPath(p) {
-		h.writeError(w, r, h.runner.Normalize(r.Context(), nil, mount.NewError("NOT_FOUND", "")))
+		h.writeError(w, r, h.runner.Normalize(r.Context(), nil, mount.NewError(mount.CodeNotFound, "")))
 		return
 	}
 	if h.restSlashes != nil && !strings.HasSuffix(p, "/") && h.restSlashes[strings.Count(p, "/")] {
@@ -234,11 +234,11 @@ func (h *Handler) restPrefix(r *http.Request) *http.Request {
 func (h *Handler) noRoute(w http.ResponseWriter, r *http.Request) {
 	allow := h.allowed(r)
 	if len(allow) == 0 {
-		h.writeError(w, r, h.runner.Normalize(r.Context(), nil, mount.NewError("NOT_FOUND", "")))
+		h.writeError(w, r, h.runner.Normalize(r.Context(), nil, mount.NewError(mount.CodeNotFound, "")))
 		return
 	}
 	w.Header().Set("Allow", strings.Join(allow, ", "))
-	h.writeError(w, r, h.runner.Normalize(r.Context(), nil, mount.NewError("METHOD_NOT_ALLOWED", "")))
+	h.writeError(w, r, h.runner.Normalize(r.Context(), nil, mount.NewError(mount.CodeMethodNotAllowed, "")))
 }
 
 // allowed lists the methods some route answers for r's path, sorted.
@@ -325,7 +325,7 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.RawQuery != "" {
 		q, err := url.ParseQuery(r.URL.RawQuery)
 		if err != nil {
-			req.Query.Err = mount.NewError("BAD_REQUEST", "Malformed query string")
+			req.Query.Err = mount.NewError(mount.CodeBadRequest, "Malformed query string")
 		} else {
 			req.Query.Wire = q
 		}
@@ -371,7 +371,7 @@ func (rt *route) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	if ce := header(r.Header, "Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
 		// RFC 9110 §15.5.16: a content coding the server does not
 		// decode is 415 (read as JSON it would be "malformed").
-		return nil, mount.Errorf("UNSUPPORTED_MEDIA_TYPE", "A request body must not be encoded (Content-Encoding %s)", ce)
+		return nil, mount.Errorf(mount.CodeUnsupportedMediaType, "A request body must not be encoded (Content-Encoding %s)", ce)
 	}
 	var b []byte
 	var err error
@@ -388,7 +388,7 @@ func (rt *route) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 		if errors.As(err, &mbe) {
 			return nil, tooLarge(rt.maxBody)
 		}
-		return nil, mount.NewError("BAD_REQUEST", "The request body could not be read").WithCause(err)
+		return nil, mount.NewError(mount.CodeBadRequest, "The request body could not be read").WithCause(err)
 	}
 	if !jsonType && len(bytes.TrimSpace(b)) > 0 {
 		return nil, unsupported(r)
@@ -397,15 +397,15 @@ func (rt *route) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 }
 
 func tooLarge(limit int64) *mount.Error {
-	return mount.Errorf("PAYLOAD_TOO_LARGE", "The request body is larger than %d bytes", limit)
+	return mount.Errorf(mount.CodePayloadTooLarge, "The request body is larger than %d bytes", limit)
 }
 
 func unsupported(r *http.Request) *mount.Error {
 	ct := r.Header.Get("Content-Type")
 	if ct == "" {
-		return mount.NewError("UNSUPPORTED_MEDIA_TYPE", "A request body must have Content-Type application/json")
+		return mount.NewError(mount.CodeUnsupportedMediaType, "A request body must have Content-Type application/json")
 	}
-	return mount.NewError("UNSUPPORTED_MEDIA_TYPE", "A request body must be application/json (UTF-8)")
+	return mount.NewError(mount.CodeUnsupportedMediaType, "A request body must be application/json (UTF-8)")
 }
 
 // isJSONMediaType accepts application/json, with no parameter or a UTF-8

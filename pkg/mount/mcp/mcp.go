@@ -373,19 +373,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ok = true
 	}
 	if !ok {
-		h.writeHTTPError(w, r, mount.Errorf("NOT_FOUND", "No MCP surface at %s; surfaces: %s", r.URL.Path, h.pathList()))
+		h.writeHTTPError(w, r, mount.Errorf(mount.CodeNotFound, "No MCP surface at %s; surfaces: %s", r.URL.Path, h.pathList()))
 		return
 	}
 	if err := h.origin.Check(r); err != nil {
-		h.writeHTTPError(w, r, mount.NewError("FORBIDDEN", "Cross-origin request refused"))
+		h.writeHTTPError(w, r, mount.NewError(mount.CodeForbidden, "Cross-origin request refused"))
 		return
 	}
 	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil && isLoopback(la.String()) && !isLoopback(r.Host) {
-		h.writeHTTPError(w, r, mount.Errorf("FORBIDDEN", "Host %q is not a loopback name on a loopback listener", r.Host))
+		h.writeHTTPError(w, r, mount.Errorf(mount.CodeForbidden, "Host %q is not a loopback name on a loopback listener", r.Host))
 		return
 	}
 	if r.ContentLength > h.maxBody {
-		h.writeHTTPError(w, r, mount.Errorf("PAYLOAD_TOO_LARGE", "Request body of %d bytes exceeds the %d byte limit", r.ContentLength, h.maxBody))
+		h.writeHTTPError(w, r, mount.Errorf(mount.CodePayloadTooLarge, "Request body of %d bytes exceeds the %d byte limit", r.ContentLength, h.maxBody))
 		return
 	}
 	if h.runner.Authenticates() {
@@ -417,9 +417,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				h.writeHTTPError(w, r, mount.Errorf("PAYLOAD_TOO_LARGE", "Request body exceeds the %d byte limit", h.maxBody))
+				h.writeHTTPError(w, r, mount.Errorf(mount.CodePayloadTooLarge, "Request body exceeds the %d byte limit", h.maxBody))
 			} else {
-				h.writeHTTPError(w, r, mount.NewError("BAD_REQUEST", "The request body could not be read").WithCause(err))
+				h.writeHTTPError(w, r, mount.NewError(mount.CodeBadRequest, "The request body could not be read").WithCause(err))
 			}
 			return
 		}
@@ -428,7 +428,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := h.surfaces[name]
 	if h.owners != nil {
 		if !h.owners.serveOwned(s.http, w, r, h.opts.SessionOwner(r.Context())) {
-			h.writeHTTPError(w, r, mount.NewError("FORBIDDEN", "This MCP session belongs to another caller"))
+			h.writeHTTPError(w, r, mount.NewError(mount.CodeForbidden, "This MCP session belongs to another caller"))
 		}
 		return
 	}
@@ -453,23 +453,23 @@ func (h *Handler) refuseTransport(w http.ResponseWriter, r *http.Request) *mount
 	case http.MethodGet:
 		if !h.opts.Stateful {
 			w.Header().Set("Allow", allow)
-			return mount.NewError("METHOD_NOT_ALLOWED", "An MCP endpoint without sessions takes POST only")
+			return mount.NewError(mount.CodeMethodNotAllowed, "An MCP endpoint without sessions takes POST only")
 		}
 		return nil
 	case http.MethodDelete:
 		return nil
 	default:
 		w.Header().Set("Allow", allow)
-		return mount.Errorf("METHOD_NOT_ALLOWED", "An MCP endpoint takes %s", allow)
+		return mount.Errorf(mount.CodeMethodNotAllowed, "An MCP endpoint takes %s", allow)
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" { // (the common case costs no parse)
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			return mount.NewError("UNSUPPORTED_MEDIA_TYPE", "An MCP request must have Content-Type application/json")
+			return mount.NewError(mount.CodeUnsupportedMediaType, "An MCP request must have Content-Type application/json")
 		}
 	}
 	jsonOK, streamOK := accepts(r.Header.Values("Accept"))
 	if !jsonOK || !streamOK {
-		return mount.NewError("BAD_REQUEST", "An MCP request's Accept header must take both application/json and text/event-stream")
+		return mount.NewError(mount.CodeBadRequest, "An MCP request's Accept header must take both application/json and text/event-stream")
 	}
 	return nil
 }
@@ -568,7 +568,7 @@ func (h *Handler) Server(surface string) (*sdk.Server, bool) {
 func (h *Handler) Run(ctx context.Context, surface string, t sdk.Transport) error {
 	s, ok := h.surfaces[surface]
 	if !ok {
-		return mount.Errorf("NOT_FOUND", "No MCP surface %q; surfaces: %s", surface, quoteAll(h.names))
+		return mount.Errorf(mount.CodeNotFound, "No MCP surface %q; surfaces: %s", surface, quoteAll(h.names))
 	}
 	return s.server.Run(ctx, t)
 }
