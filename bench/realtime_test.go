@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,7 +22,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/realtime"
 )
@@ -33,11 +34,11 @@ var benchTask = map[string]any{"id": "t_1", "title": "Write docs", "done": false
 
 func boardContract(tb testing.TB) *realtime.Contract {
 	tb.Helper()
-	g, err := compile.Compile(context.Background(), "../examples/tasks")
+	g, err := check.Compile(context.Background(), "../examples/tasks")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	c, err := realtime.NewContract(g, "board", nil)
+	c, err := realtime.NewContract(projecttest.New(tb, g, nil), "board")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -258,7 +259,7 @@ type idleConnMemory struct{ heap, stack, goroutines float64 }
 // for n idle connections (see BenchmarkRealtimeIdleConnMemory).
 func measureIdleConn(tb testing.TB, n int) idleConnMemory {
 	tb.Helper()
-	g, err := compile.Compile(context.Background(), "../examples/tasks")
+	g, err := check.Compile(context.Background(), "../examples/tasks")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -357,7 +358,7 @@ func TestRealtimeServerProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := realtime.NewContract(g, "board", nil)
+	c, err := realtime.NewContract(projecttest.New(t, g, nil), "board")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 )
 
 const diffContract = `package notes
@@ -100,7 +100,7 @@ func TestDiffFolders(t *testing.T) {
 func TestDiffGraphJSON(t *testing.T) {
 	dir := t.TempDir()
 	writeContract(t, filepath.Join(dir, "c"), "")
-	g, err := compile.Compile(context.Background(), filepath.Join(dir, "c"))
+	g, err := check.Compile(context.Background(), filepath.Join(dir, "c"))
 	if err != nil {
 		t.Fatal(err)
 	}

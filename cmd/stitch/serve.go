@@ -79,8 +79,9 @@ type serveState struct {
 	// runner answers every operation and runtime tool: with an example, or
 	// NOT_IMPLEMENTED when it has none. Mounts must use it (not a runner
 	// of their own), so every transport answers alike.
-	runner     *mount.Runner
-	validators *validate.Set
+	runner *mount.Runner
+	// p is the one projection of g (HTTP prefix /api).
+	p *project.Projection
 	// answers says, per identity ("tasks.get"), whether it answers with an
 	// example.
 	answers map[string]bool
@@ -123,11 +124,13 @@ func newServeState(g *graph.Graph, logger io.Writer) (*serveState, error) {
 	if err != nil {
 		return nil, err
 	}
-	set, err := validate.ForGraph(g)
+	// The one projection every mount, the realtime contracts and the
+	// OpenAPI document read: the HTTP routes under /api.
+	p, err := project.New(g, &project.Options{HTTPPrefix: serveHTTPPrefix})
 	if err != nil {
 		return nil, err
 	}
-	s := &serveState{g: g, graphJSON: graphJSON, validators: set, answers: map[string]bool{}}
+	s := &serveState{g: g, p: p, graphJSON: graphJSON, answers: map[string]bool{}}
 	impl := mount.NewImplementation(g)
 	for _, op := range g.Operations() {
 		s.bindExamples(impl, op.Service, op.Action, op.Output, op.Examples)
@@ -135,7 +138,7 @@ func newServeState(g *graph.Graph, logger io.Writer) (*serveState, error) {
 	for _, rt := range g.RuntimeTools {
 		s.bindExamples(impl, rt.Identity.Service, rt.Identity.Action, rt.Output, rt.Examples)
 	}
-	s.runner, err = mount.New(impl, &mount.Options{Validators: set, Logger: slogTo(logger)})
+	s.runner, err = mount.New(impl, &mount.Options{Projection: p, Logger: slogTo(logger)})
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +190,7 @@ func (s *serveState) bindExamples(impl *mount.Implementation, service, action st
 			}
 			v, err := validate.DecodeJSON(out, &validate.DecodeOptions{MaxDepth: 10000})
 			if err == nil {
-				err = s.validators.Get(output).Validate(v)
+				err = s.p.Validators().Get(output).Validate(v)
 			}
 			if err != nil {
 				s.warnings = append(s.warnings, fmt.Sprintf("%s: example %d's output does not match #output (%v); ignored", id, i, err))
@@ -242,15 +245,19 @@ func pickExample(c *mount.Call, exs []example) example {
 	return exs[0]
 }
 
+// serveHTTPPrefix is the HTTP prefix of the projection `stitch serve`
+// serves.
+const serveHTTPPrefix = "/api"
+
 // serveHTTP mounts the contract's HTTP routes under /api through the real
 // HTTP mount.
 func serveHTTP(s *serveState) error {
-	const prefix = "/api"
-	h, err := httpmount.New(s.runner, &httpmount.Options{Prefix: prefix})
+	const prefix = serveHTTPPrefix
+	h, err := httpmount.New(s.runner, nil)
 	if err != nil {
 		return err
 	}
-	routes := project.HTTPRoutes(s.g, project.HTTPOptions{Prefix: prefix})
+	routes := s.p.Routes()
 	answering := 0
 	for _, r := range routes {
 		if s.answers[r.Op.ID()] {
@@ -270,7 +277,7 @@ func serveHTTP(s *serveState) error {
 
 // serveDocuments serves the compiled graph and the OpenAPI document.
 func serveDocuments(s *serveState) error {
-	doc, err := openapi.Generate(s.g, &openapi.Options{Prefix: "/api"})
+	doc, err := openapi.Generate(s.p, nil)
 	if err != nil {
 		return err
 	}
@@ -284,7 +291,7 @@ func staticJSON(s *serveState, b []byte) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
-			s.writeError(w, r, "METHOD_NOT_ALLOWED")
+			s.writeError(w, r, mount.CodeMethodNotAllowed)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -297,7 +304,7 @@ func staticJSON(s *serveState, b []byte) http.Handler {
 }
 
 // writeError answers with a framework code in the HTTP error envelope.
-func (s *serveState) writeError(w http.ResponseWriter, r *http.Request, code string) {
+func (s *serveState) writeError(w http.ResponseWriter, r *http.Request, code mount.Code) {
 	e := s.runner.Normalize(r.Context(), nil, mount.NewError(code, ""))
 	body := e.HTTPEnvelope()
 	w.Header().Set("Content-Type", "application/json")
@@ -320,7 +327,7 @@ func (s *serveState) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.writeError(w, r, "NOT_FOUND")
+	s.writeError(w, r, mount.CodeNotFound)
 }
 
 // runServe serves the contract at src on addr until ctx is done, then shuts

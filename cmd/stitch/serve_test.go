@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"sync"
 	"testing"
@@ -23,7 +24,7 @@ import (
 	"go.uber.org/goleak"
 
 	"stitchkit.dev/stitchkit/internal/mounttest"
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/mount"
 	"stitchkit.dev/stitchkit/pkg/project"
@@ -287,7 +288,7 @@ func TestServeProbes(t *testing.T) {
 	}
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			g, err := compile.Compile(context.Background(), dir)
+			g, err := check.Compile(context.Background(), dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -460,7 +461,7 @@ func otherMethod(g *graph.Graph, path string) string {
 // serves it back byte for byte.
 func TestServeGraphJSON(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	g, err := compile.Compile(context.Background(), "../../examples/minimal")
+	g, err := check.Compile(context.Background(), "../../examples/minimal")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -664,7 +665,7 @@ func TestServeCutsOffStalledClients(t *testing.T) {
 		}
 	}()
 	// A WebSocket outlives the read deadline (the upgrade clears it).
-	desk, err := realtime.NewContract(mounttest.Unseen(t, "library"), "desk", nil)
+	desk, err := realtime.NewContract(projecttest.New(t, mounttest.Unseen(t, "library"), nil), "desk")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 	"stitchkit.dev/stitchkit/pkg/gen"
 )
 
-// -update is the repository's one update switch (conformancetest's).
+// -conformancetest.update is the repository's one update switch (conformancetest's).
 var update = conformancetest.Update
 
 type lockedBuffer struct {
@@ -87,7 +87,7 @@ func TestRun(t *testing.T) {
 
 // TestGeneratedBindingsAreCurrent regenerates tasksapi from tasks.cue and
 // requires the checked-in files to be byte-identical (refresh with
-// go test ./examples/tasks -update, or go generate ./examples/tasks).
+// go test ./examples/tasks -conformancetest.update, or go generate ./examples/tasks).
 func TestGeneratedBindingsAreCurrent(t *testing.T) {
 	rep, err := check.Dir(context.Background(), ".")
 	if err != nil {

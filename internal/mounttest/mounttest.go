@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/mount"
 )
@@ -34,7 +34,7 @@ func TasksDir() string {
 // modify the graph; copy it first (a shallow copy is enough to change the
 // policy).
 func TasksGraph() (*graph.Graph, error) {
-	tasksOnce.Do(func() { tasksG, tasksErr = compile.Compile(context.Background(), TasksDir()) })
+	tasksOnce.Do(func() { tasksG, tasksErr = check.Compile(context.Background(), TasksDir()) })
 	return tasksG, tasksErr
 }
 
@@ -65,7 +65,7 @@ func Unseen(tb testing.TB, name string) *graph.Graph {
 	if g, ok := unseen.Load(name); ok {
 		return g.(*graph.Graph)
 	}
-	g, err := compile.Compile(context.Background(), UnseenDir(name))
+	g, err := check.Compile(context.Background(), UnseenDir(name))
 	if err != nil {
 		tb.Fatal(err)
 	}

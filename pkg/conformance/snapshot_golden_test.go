@@ -3,14 +3,15 @@ package conformance_test
 import (
 	"context"
 	"path/filepath"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"testing"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/conformance"
 	"stitchkit.dev/stitchkit/pkg/conformance/conformancetest"
 )
 
-// The hand-made fixture's snapshot: refreshed only with -update.
+// The hand-made fixture's snapshot: refreshed only with -conformancetest.update.
 func TestSnapshotFixture(t *testing.T) {
 	conformancetest.AssertManifestSnapshot(t, conformance.ItemsManifest(t), filepath.Join("testdata", "items.manifest.json"))
 }
@@ -19,11 +20,11 @@ func TestSnapshotFixture(t *testing.T) {
 func TestSnapshotExamples(t *testing.T) {
 	for _, name := range []string{"minimal", "tasks"} {
 		t.Run(name, func(t *testing.T) {
-			g, err := compile.Compile(context.Background(), filepath.Join("..", "..", "examples", name))
+			g, err := check.Compile(context.Background(), filepath.Join("..", "..", "examples", name))
 			if err != nil {
 				t.Fatalf("compile examples/%s: %v", name, err)
 			}
-			m, err := conformance.BuildManifest(g, &conformance.Options{HTTPPrefix: "/api"})
+			m, err := conformance.BuildManifest(projecttest.Prefixed(t, g, "/api"), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,7 +7,7 @@
 // encoding/json only, so a server built from it carries no authoring
 // dependency. docs/gen.md states how each JSON Schema construct maps to Go.
 //
-//	g, err := compile.Compile(ctx, "./contracts")   // or graph.Load(graphJSON)
+//	g, err := check.Compile(ctx, "./contracts")   // or graph.Load(graphJSON)
 //	files, err := gen.Generate(g, &gen.Options{Package: "tasksapi"})
 //	for _, f := range files {
 //		os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"stitchkit.dev/stitchkit/internal/schematree"
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
 
@@ -711,47 +712,21 @@ func isNullSchema(a any) bool {
 // pointer-escaped) or another JSON pointer into the document. name is the
 // definition name when the target is a definition.
 func (m *model) resolve(d *schemaDoc, ref string) (*schemaDoc, string, any, bool) {
-	frag, ok := strings.CutPrefix(ref, "#")
-	if !ok {
+	toks, ok := schematree.ParseRef(ref) // the one $ref reader
+	switch {
+	case !ok:
 		return nil, "", nil, false
-	}
-	if u, err := url.PathUnescape(frag); err == nil {
-		frag = u
-	}
-	if frag == "" {
+	case len(toks) == 0:
 		return d, "", d.rootB, true
-	}
-	if !strings.HasPrefix(frag, "/") {
-		return nil, "", nil, false
-	}
-	toks := strings.Split(frag[1:], "/")
-	for i, t := range toks {
-		toks[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
-	}
-	if len(toks) == 2 && toks[0] == "$defs" {
+	case len(toks) == 2 && toks[0] == "$defs":
 		if body, ok := d.defs[toks[1]]; ok {
 			return d, toks[1], body, true
 		}
 		return nil, "", nil, false
 	}
-	var cur any = d.rootB
-	for _, t := range toks {
-		switch c := cur.(type) {
-		case map[string]any:
-			v, ok := c[t]
-			if !ok {
-				return nil, "", nil, false
-			}
-			cur = v
-		case []any:
-			i, err := strconv.Atoi(t)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil, "", nil, false
-			}
-			cur = c[i]
-		default:
-			return nil, "", nil, false
-		}
+	cur, ok := schematree.Resolve(d.rootB, ref)
+	if !ok {
+		return nil, "", nil, false
 	}
 	return d, "", cur, true
 }

@@ -530,7 +530,7 @@ func record(id, part string, v any) {
 
 func answer(ctx context.Context, id string, out any) error {
 	if current.fail != "" {
-		return mount.NewError(current.fail, "")
+		return mount.NewError(mount.Code(current.fail), "")
 	}
 	if out == nil {
 		return nil
@@ -633,7 +633,7 @@ func calls() int {
 	} {
 		current = &expectation{received: map[string][]byte{}, fail: c.code}
 		res := get.CallTool(context.Background(), mount.SourceInternal, json.RawMessage(` + "`" + `{"id":"t_9"}` + "`" + `), nil)
-		if res.Err == nil || res.Err.Code != c.want || res.Err.Status != c.status {
+		if res.Err == nil || string(res.Err.Code) != c.want || res.Err.Status != c.status {
 			fail("tasks.get answering %s: %+v", c.code, res.Err)
 		}
 	}

@@ -125,9 +125,13 @@ type Call struct {
 	Source Source
 	// Native is the transport's request value ([Request.Native]).
 	Native any
-	Params map[string]any
-	Query  map[string]any
-	Input  any
+	// Principal is the caller the edge authenticator resolved
+	// ([Runner.Authenticate]); nil for an anonymous caller or a
+	// transport without an edge (in process).
+	Principal *Principal
+	Params    map[string]any
+	Query     map[string]any
+	Input     any
 
 	ep        *Endpoint
 	inputJSON json.RawMessage
@@ -234,7 +238,7 @@ func (ep *Endpoint) Call(ctx context.Context, req *Request) (res Result) {
 	if ctx == nil {
 		panic("cannot create context from nil parent") // as context.WithValue
 	}
-	c := &Call{Identity: ep.id, Source: req.Source, Native: req.Native, ep: ep}
+	c := &Call{Identity: ep.id, Source: req.Source, Native: req.Native, Principal: PrincipalFrom(ctx), ep: ep}
 	c.ctx = callContext{Context: ctx, c: c}
 	ctx = &c.ctx
 	var cause error
@@ -329,12 +333,12 @@ func (ep *Endpoint) run(ctx context.Context, c *Call, req *Request) (Result, err
 		}
 	}
 	if ep.handler == nil {
-		return fail(fromFramework, Errorf("NOT_IMPLEMENTED", "%s is not implemented", ep.id.ID()))
+		return fail(fromFramework, Errorf(CodeNotImplemented, "%s is not implemented", ep.id.ID()))
 	}
 	out, err := ep.handler(ctx, c)
 	if err != nil {
 		if isContextError(ctx, err) {
-			return fail(fromFramework, NewError("TIMEOUT", "The call was cancelled or timed out").WithCause(err))
+			return fail(fromFramework, NewError(CodeTimeout, "The call was cancelled or timed out").WithCause(err))
 		}
 		return fail(fromHandler, err)
 	}
@@ -427,7 +431,7 @@ func (ep *Endpoint) readInput(c *Call, req *Request) error {
 func validationError(part project.Part, err error) *Error {
 	var ve *validate.Error
 	if !errors.As(err, &ve) || len(ve.Issues) == 0 {
-		return &Error{Code: "VALIDATION_ERROR", Status: 400, Message: "Invalid " + string(part),
+		return &Error{Code: CodeValidation, Status: 400, Message: "Invalid " + string(part),
 			Details: map[string]any{"issues": []Issue{{In: part, Message: err.Error()}}}}
 	}
 	return issuesError(part, ve.Issues)
@@ -446,7 +450,7 @@ func issuesError(part project.Part, all []validate.Issue) *Error {
 	if len(all) > 1 {
 		msg += fmt.Sprintf(" (and %d more)", len(all)-1)
 	}
-	return &Error{Code: "VALIDATION_ERROR", Status: 400, Message: msg, Details: map[string]any{"issues": issues}}
+	return &Error{Code: CodeValidation, Status: 400, Message: msg, Details: map[string]any{"issues": issues}}
 }
 
 // undeclared refuses members of a part the endpoint does not declare.
@@ -470,7 +474,7 @@ func undeclared(part project.Part, f Fields) *Error {
 // badJSON is the BAD_REQUEST for bytes that are not one acceptable JSON
 // value.
 func badJSON(what string, err error) *Error {
-	e := &Error{Code: "BAD_REQUEST", Status: 400, Message: "Malformed JSON in " + what}
+	e := &Error{Code: CodeBadRequest, Status: 400, Message: "Malformed JSON in " + what}
 	var de *validate.DecodeError
 	if errors.As(err, &de) {
 		e.Message += ": " + de.Error()

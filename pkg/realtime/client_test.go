@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -293,7 +294,7 @@ func TestDialRefusesServerWithoutSubprotocol(t *testing.T) {
 // rejected-by-peer.
 func TestClientAgainstStricterServer(t *testing.T) {
 	strict := compileSource(t, strings.Replace(chatSource(t), "strings.MaxRunes(100)", "strings.MaxRunes(3)", 1))
-	sc, err := realtime.NewContract(strict, "chat", nil)
+	sc, err := realtime.NewContract(projecttest.New(t, strict, nil), "chat")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,7 +19,7 @@ import (
 	"github.com/gorilla/websocket"
 	"go.uber.org/goleak"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/mount"
 	"stitchkit.dev/stitchkit/pkg/realtime"
@@ -45,7 +46,7 @@ func compileCUE(t testing.TB, path string) *graph.Graph {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := compile.CompileFiles(context.Background(), map[string][]byte{"contract.cue": src})
+	g, err := check.CompileFiles(context.Background(), map[string][]byte{"contract.cue": src})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func compileCUE(t testing.TB, path string) *graph.Graph {
 // compileSource compiles CUE source (for contracts that differ from chat).
 func compileSource(t testing.TB, src string) *graph.Graph {
 	t.Helper()
-	g, err := compile.CompileFiles(context.Background(), map[string][]byte{"contract.cue": []byte(src)})
+	g, err := check.CompileFiles(context.Background(), map[string][]byte{"contract.cue": []byte(src)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func compileSource(t testing.TB, src string) *graph.Graph {
 
 func chatContract(t testing.TB) *realtime.Contract {
 	t.Helper()
-	c, err := realtime.NewContract(compileCUE(t, "testdata/chat/chat.cue"), "chat", nil)
+	c, err := realtime.NewContract(projecttest.New(t, compileCUE(t, "testdata/chat/chat.cue"), nil), "chat")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +315,7 @@ func closeCode(t testing.TB, ws *websocket.Conn) int {
 	}
 }
 
-func mustCode(t testing.TB, err error, code string) *mount.Error {
+func mustCode(t testing.TB, err error, code mount.Code) *mount.Error {
 	t.Helper()
 	me, ok := mount.AsError(err)
 	if !ok {

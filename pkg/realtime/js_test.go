@@ -76,7 +76,7 @@ func TestJSClient(t *testing.T) {
 				ack, err := c.Request(context.Background(), 2*time.Second, "confirm", map[string]any{"question": question})
 				if err != nil {
 					me, _ := mount.AsError(err)
-					report("error:" + me.Code)
+					report("error:" + string(me.Code))
 					return
 				}
 				var v struct{ Answer string }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,7 +17,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/export/asyncapi"
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
@@ -35,11 +36,11 @@ func TestProtocolDocAgrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(doc)
-	g, err := compile.Compile(context.Background(), "../../examples/tasks")
+	g, err := check.Compile(context.Background(), "../../examples/tasks")
 	if err != nil {
 		t.Fatal(err)
 	}
-	aDoc, err := asyncapi.Generate(g, nil)
+	aDoc, err := asyncapi.Generate(projecttest.New(t, g, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func TestProtocolDocAgrees(t *testing.T) {
 	})
 
 	t.Run("a real server answers as the page shows", func(t *testing.T) {
-		mux, err := ServeExamples(g, nil, "", nil)
+		mux, err := ServeExamples(projecttest.New(t, g, nil), "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +179,7 @@ func TestProtocolDocAgrees(t *testing.T) {
 	})
 
 	t.Run("the server emits the page's server frame", func(t *testing.T) {
-		c, err := NewContract(g, "board", nil)
+		c, err := NewContract(projecttest.New(t, g, nil), "board")
 		if err != nil {
 			t.Fatal(err)
 		}

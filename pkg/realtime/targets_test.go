@@ -326,7 +326,7 @@ func TestServerRequest(t *testing.T) {
 			switch {
 			case err == nil && string(ack) == `{"answer":"no"}`:
 				ok++
-			case err != nil && strings.Contains(err.Error(), realtime.CodeRequestTimeout):
+			case err != nil && strings.Contains(err.Error(), string(realtime.CodeRequestTimeout)):
 				timedOut++
 			default:
 				t.Fatalf("%s %v", ack, err)

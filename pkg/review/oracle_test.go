@@ -3,6 +3,7 @@ package review
 import (
 	"fmt"
 	"slices"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"testing"
 
@@ -20,7 +21,7 @@ import (
 func oasdiffErrors(t *testing.T, old, new *graph.Graph) []checker.Change {
 	t.Helper()
 	spec := func(g *graph.Graph) *load.SpecInfo {
-		doc, err := openapi.Generate(g, nil)
+		doc, err := openapi.Generate(projecttest.New(t, g, nil), nil)
 		if err != nil {
 			t.Fatalf("openapi.Generate: %v", err)
 		}

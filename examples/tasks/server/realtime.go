@@ -28,7 +28,7 @@ func boardRoom(board string) string { return "board:" + board }
 // board's room, and every created or changed task is emitted to the main
 // board and to the board of each of its tags.
 func (a *App) newBoard() error {
-	c, err := realtime.NewContract(tasksapi.Graph(), "board", nil)
+	c, err := realtime.NewContract(a.runner.Projection(), "board")
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"testing"
 	"time"
@@ -42,7 +43,7 @@ func startLive(t *testing.T) (*client, string) {
 // watcher is a Go client watching one board.
 func watcher(t *testing.T, url, board string) chan tasksapi.Task {
 	t.Helper()
-	c, err := realtime.NewContract(tasksapi.Graph(), "board", nil)
+	c, err := realtime.NewContract(projecttest.New(t, tasksapi.Graph(), nil), "board")
 	if err != nil {
 		t.Fatal(err)
 	}

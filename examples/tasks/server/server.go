@@ -30,6 +30,7 @@ import (
 	"stitchkit.dev/stitchkit/examples/tasks/tasksapi"
 	"stitchkit.dev/stitchkit/pkg/mount"
 	httpmount "stitchkit.dev/stitchkit/pkg/mount/http"
+	"stitchkit.dev/stitchkit/pkg/project"
 	"stitchkit.dev/stitchkit/pkg/realtime"
 )
 
@@ -77,9 +78,15 @@ func New(store Store, opts *Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The one projection: the HTTP prefix is stated here, once; the HTTP
+	// mount, the realtime board and the manifest test read it.
+	p, err := project.New(tasksapi.Graph(), &project.Options{HTTPPrefix: APIPrefix})
+	if err != nil {
+		return nil, err
+	}
 	// RequireAll: the example implements its whole contract; a contract
 	// change that adds an operation must fail here, not answer 501.
-	a.runner, err = mount.New(impl, &mount.Options{Hooks: a.opts.Hooks, Logger: a.opts.Logger, RequireAll: true})
+	a.runner, err = mount.New(impl, &mount.Options{Projection: p, Hooks: a.opts.Hooks, Logger: a.opts.Logger, RequireAll: true})
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +94,6 @@ func New(store Store, opts *Options) (*App, error) {
 	if a.opts.HTTP != nil {
 		hopts = *a.opts.HTTP
 	}
-	hopts.Prefix = APIPrefix
 	if a.api, err = httpmount.New(a.runner, &hopts); err != nil {
 		return nil, err
 	}

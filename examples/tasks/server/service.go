@@ -7,6 +7,7 @@ import (
 
 	"stitchkit.dev/stitchkit/examples/tasks/tasksapi"
 	"stitchkit.dev/stitchkit/pkg/mount"
+	"stitchkit.dev/stitchkit/pkg/project"
 )
 
 // Limits the contract leaves to the app.
@@ -36,8 +37,7 @@ func taskError(err error, conflictDeclared bool) error {
 	case errors.Is(err, ErrConflict) && conflictDeclared:
 		return mount.NewError(tasksapi.CodeTaskConflict, "")
 	case errors.Is(err, ErrConflict):
-		return &mount.Error{Code: "VALIDATION_ERROR", Message: "Invalid input: /title: another task has this title",
-			Details: map[string]any{"issues": []map[string]string{{"in": "input", "path": "/title", "keyword": "unique", "message": "another task has this title"}}}}
+		return mount.Invalid(mount.Issue{In: project.PartInput, Path: "/title", Keyword: "unique", Message: "another task has this title"})
 	}
 	return err
 }
@@ -53,8 +53,7 @@ func (s tasks) List(ctx context.Context, q tasksapi.TasksListQuery) (tasksapi.Ta
 	}
 	items, next, err := s.app.store.ListTasks(ctx, TaskFilter{Done: q.Done, Tags: q.Tag}, cursor, limit)
 	if errors.Is(err, ErrBadCursor) {
-		return tasksapi.TasksListOutput{}, &mount.Error{Code: "VALIDATION_ERROR", Message: "Invalid query: /cursor: not a cursor this server issued",
-			Details: map[string]any{"issues": []map[string]string{{"in": "query", "path": "/cursor", "keyword": "cursor", "message": "not a cursor this server issued"}}}}
+		return tasksapi.TasksListOutput{}, mount.Invalid(mount.Issue{In: project.PartQuery, Path: "/cursor", Keyword: "cursor", Message: "not a cursor this server issued"})
 	}
 	if err != nil {
 		return tasksapi.TasksListOutput{}, err

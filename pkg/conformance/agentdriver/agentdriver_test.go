@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"testing"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/conformance"
 )
 
@@ -35,12 +36,12 @@ func (f *fakeTools) Call(ctx context.Context, name string, args json.RawMessage)
 }
 
 func TestDriver(t *testing.T) {
-	g, err := compile.Compile(context.Background(), filepath.Join("..", "..", "..", "examples", "tasks"))
+	g, err := check.Compile(context.Background(), filepath.Join("..", "..", "..", "examples", "tasks"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	tools := &fakeTools{}
-	d, err := New(g, tools)
+	d, err := New(projecttest.New(t, g, nil), tools)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"slices"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/conformance"
 )
 
@@ -60,12 +61,12 @@ func session(t *testing.T) *mcp.ClientSession {
 }
 
 func TestDriver(t *testing.T) {
-	g, err := compile.Compile(context.Background(), filepath.Join("..", "..", "..", "examples", "tasks"))
+	g, err := check.Compile(context.Background(), filepath.Join("..", "..", "..", "examples", "tasks"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cs := session(t)
-	d, err := New(g, cs, "member")
+	d, err := New(projecttest.New(t, g, nil), cs, "member")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestDriver(t *testing.T) {
 	if _, err := d.Invoke(context.Background(), conformance.Call{Operation: "tasks.delete"}); err == nil || err.Error() != `operation "tasks.delete" is not a tool of MCP surface "member"` {
 		t.Errorf("operation off the surface: %v", err)
 	}
-	if _, err := New(g, cs, "guest"); err == nil || !strings.Contains(err.Error(), `no MCP surface "guest"`) {
+	if _, err := New(projecttest.New(t, g, nil), cs, "guest"); err == nil || !strings.Contains(err.Error(), `no MCP surface "guest"`) {
 		t.Errorf("unknown surface: %v", err)
 	}
 	names, err := ToolNames(context.Background(), cs)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http/httptest"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"testing"
 
@@ -75,7 +76,7 @@ func flagsApp(t testing.TB) (*App, *[]*mount.Call) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(g, &Options{Runner: r})
+	a, err := New(r.Projection(), &Options{Runner: r})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func TestStdin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(r.Graph(), &Options{Runner: r})
+	a, err := New(r.Projection(), &Options{Runner: r})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +242,7 @@ func TestStdin(t *testing.T) {
 // NOT_FOUND.
 func TestExitCodes(t *testing.T) {
 	g := mounttest.Tasks(t)
-	deny := map[string]string{"get": "UNAUTHORIZED", "list": "FORBIDDEN"}
+	deny := map[string]mount.Code{"get": mount.CodeUnauthorized, "list": mount.CodeForbidden}
 	opts := &mount.Options{Logger: slog.New(slog.DiscardHandler), Hooks: mount.Hooks{Authorize: func(ctx context.Context, c *mount.Call) (context.Context, error) {
 		if code, ok := deny[c.Identity.Action]; ok {
 			return nil, mount.NewError(code, "")
@@ -254,7 +255,7 @@ func TestExitCodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(g, &Options{Runner: r, ExitCodes: map[string]int{"TASK_CONFLICT": 9}})
+	a, err := New(r.Projection(), &Options{Runner: r, ExitCodes: map[string]int{"TASK_CONFLICT": 9}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +285,7 @@ func TestExitCodes(t *testing.T) {
 func TestCLIOnlyCommand(t *testing.T) {
 	g := mounttest.Tasks(t)
 	var got []map[string]any
-	a, err := New(g, &Options{Server: "http://127.0.0.1:1", Commands: map[string]CommandFunc{"doctor": func(ctx context.Context, in map[string]any) (json.RawMessage, error) {
+	a, err := New(projecttest.New(t, g, nil), &Options{Server: "http://127.0.0.1:1", Commands: map[string]CommandFunc{"doctor": func(ctx context.Context, in map[string]any) (json.RawMessage, error) {
 		got = append(got, in)
 		return json.RawMessage(`{"ok":true,"problems":[]}`), nil
 	}}})
@@ -302,7 +303,7 @@ func TestReservedFlagCollision(t *testing.T) {
 	g := flagsGraph(t)
 	d, _ := g.AddSchema(map[string]any{"type": "object", "properties": map[string]any{"json": map[string]any{"type": "boolean"}}})
 	g.Services[0].Operations[0].Input = d
-	if _, err := New(g, nil); err == nil || !strings.Contains(err.Error(), "--json") {
+	if _, err := New(projecttest.New(t, g, nil), nil); err == nil || !strings.Contains(err.Error(), "--json") {
 		t.Fatalf("%v", err)
 	}
 }
@@ -321,17 +322,17 @@ func TestRemoteAgainstHTTPMount(t *testing.T) {
 			return nil, mount.NewError("TASK_NOT_FOUND", "")
 		},
 	}
-	r, err := mounttest.ExampleRunner(g, nil, bind)
+	r, err := mounttest.ExampleRunner(g, &mount.Options{Projection: projecttest.Prefixed(t, g, "/api")}, bind)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := httpmount.New(r, &httpmount.Options{Prefix: "/api"})
+	h, err := httpmount.New(r, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	a, err := New(g, &Options{Server: srv.URL + "/api"})
+	a, err := New(projecttest.New(t, g, nil), &Options{Server: srv.URL + "/api"})
 	if err != nil {
 		t.Fatal(err)
 	}

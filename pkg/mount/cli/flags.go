@@ -78,7 +78,7 @@ const maxDotted = 3 // depth of dotted flags: --a.b.c
 func objectFields(root, s any, prefix []string, depth int) []*field {
 	props := map[string][]any{}
 	required := map[string]bool{}
-	for _, m := range branches(root, s) {
+	for _, m := range schematree.Applicable(root, s) {
 		if ps, ok := m["properties"].(map[string]any); ok {
 			for k, p := range ps {
 				props[k] = append(props[k], p)
@@ -137,7 +137,7 @@ func openKeys(root any, schemas []any) (open bool, k kind) {
 	k = kindRaw
 	kinds := map[kind]bool{}
 	for _, s := range schemas {
-		for _, m := range branches(root, s) {
+		for _, m := range schematree.Applicable(root, s) {
 			if _, ok := m["type"]; !ok && m["properties"] == nil && m["additionalProperties"] == nil && m["patternProperties"] == nil {
 				continue // a $ref or union wrapper: its members say
 			}
@@ -172,39 +172,11 @@ func openKeys(root any, schemas []any) (open bool, k kind) {
 	return open, k
 }
 
-// branches returns the object schemas that describe a value of s: s
-// itself (through $ref) and its allOf, anyOf and oneOf members.
-func branches(root, s any) []map[string]any {
-	var out []map[string]any
-	var visit func(s any, depth int)
-	visit = func(s any, depth int) {
-		m, ok := s.(map[string]any)
-		if !ok || depth > 16 {
-			return
-		}
-		out = append(out, m)
-		if ref, ok := schematree.Ref(m); ok {
-			if t, ok := schematree.Resolve(root, ref); ok {
-				visit(t, depth+1)
-			}
-		}
-		for _, k := range []string{"allOf", "anyOf", "oneOf"} {
-			if l, ok := m[k].([]any); ok {
-				for _, b := range l {
-					visit(b, depth+1)
-				}
-			}
-		}
-	}
-	visit(s, 0)
-	return out
-}
-
 // kindOf says how a property's flag reads: its JSON type (null aside),
 // enum or const strings listed for help.
 func kindOf(root, s any) (k, elem kind, enum []string) {
 	types := map[string]bool{}
-	for _, m := range branches(root, s) {
+	for _, m := range schematree.Applicable(root, s) {
 		switch t := m["type"].(type) {
 		case string:
 			types[t] = true
@@ -400,7 +372,7 @@ func (f *field) parseJSON(s, what string) (any, bool, error) {
 
 // flagError is the VALIDATION_ERROR of a flag the command cannot read.
 func flagError(f *field, value, format string, args ...any) *mount.Error {
-	e := mount.Errorf("VALIDATION_ERROR", format, args...)
+	e := mount.Errorf(mount.CodeValidation, format, args...)
 	e.Details = map[string]any{"message": e.Message, "flag": "--" + f.name()}
 	if value != "" {
 		e.Details["value"] = value

@@ -4,15 +4,18 @@
 //
 // Start with [New]:
 //
-//	g, err := graph.Load(graphJSON)                   // a compiled contract
+//	g, err := graph.Load(graphJSON)                   // or check.Compile, the one compile
+//	p, err := project.New(g, &project.Options{HTTPPrefix: "/api"})
 //	impl := mount.NewImplementation(g)
 //	impl.Handle("tasks", "get", getTask)              // bind handlers
-//	runner, err := mount.New(impl, nil)
-//	h, err := httpmount.New(runner, &httpmount.Options{Prefix: "/api"})
+//	runner, err := mount.New(impl, &mount.Options{Projection: p})
+//	h, err := httpmount.New(runner, nil)
 //	http.Handle("/api/", h)
 //
-// The routes are [project.RouteTable]'s: the ServeMux patterns `stitch vet`
-// checks, so a contract that vets clean always mounts. Each request:
+// The routes are the runner's projection's ([project.Projection.Routes],
+// with its HTTP prefix): the ServeMux patterns `stitch vet` checks, and the
+// ones the manifest and the OpenAPI export built from the same projection
+// list, so a contract that vets clean always mounts. Each request:
 //
 //   - gets an x-request-id response header ([Options.RequestID]);
 //   - with CORS configured, an OPTIONS preflight is answered first (CORS is
@@ -24,6 +27,10 @@
 //     redirect, and the bare prefix of a route ending in a rest parameter
 //     ("/files" of "/files/{path...}") is that route with an empty rest,
 //     as "/files/" is (never ServeMux's redirect);
+//   - the runner's authenticator (mount.Options.Authenticate), when set,
+//     resolves the caller from the headers first: a refusal is its
+//     envelope (401 with WWW-Authenticate, or 403), and the principal
+//     reaches every hook and handler as Call.Principal;
 //   - path parameters are read as their #params types and validated before
 //     the runner's Authorize hook, which sees no query and no body;
 //   - after authorization the query string is read as the #query types
@@ -69,9 +76,6 @@ const DefaultMaxBodyBytes = 1 << 20
 
 // Options configures [New]. A nil *Options means defaults.
 type Options struct {
-	// Prefix is placed before every route ("/api"); it must be the prefix
-	// the manifest and the OpenAPI document are built with.
-	Prefix string
 	// MaxBodyBytes caps a request body (0 = DefaultMaxBodyBytes).
 	MaxBodyBytes int64
 	// OperationMaxBodyBytes overrides the cap per operation, keyed by
@@ -131,8 +135,8 @@ type route struct {
 	head    bool
 }
 
-// New builds the mount of every HTTP route of runner's graph. It fails
-// when the routes cannot be served together ([project.RouteTable]).
+// New builds the mount of every HTTP route of the runner's projection
+// ([project.Projection.Routes], whose HTTP prefix they carry).
 func New(runner *mount.Runner, opts *Options) (*Handler, error) {
 	h := &Handler{runner: runner, mux: http.NewServeMux()}
 	if opts != nil {
@@ -149,11 +153,7 @@ func New(runner *mount.Runner, opts *Options) (*Handler, error) {
 		h.ids = constSlots("")
 	}
 	h.json = constSlots("application/json")
-	routes, err := project.RouteTable(runner.Graph(), project.HTTPOptions{Prefix: h.opts.Prefix})
-	if err != nil {
-		return nil, fmt.Errorf("httpmount: %w", err)
-	}
-	for _, r := range routes {
+	for _, r := range runner.Projection().Routes() {
 		ep := runner.Endpoint(r.Op.Service, r.Op.Action)
 		if ep == nil {
 			return nil, fmt.Errorf("httpmount: the runner has no endpoint for %s", r.Op.ID())
@@ -202,7 +202,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p := cleanCheckPath(r.URL)
 	if !isCleanPath(p) {
-		h.writeError(w, r, h.runner.Normalize(r.Context(), nil, mount.NewError("NOT_FOUND", "")))
+		h.writeError(w, r, h.runner.Normalize(r.Context(), nil, mount.NewError(mount.CodeNotFound, "")))
 		return
 	}
 	if h.restSlashes != nil && !strings.HasSuffix(p, "/") && h.restSlashes[strings.Count(p, "/")] {
@@ -234,11 +234,11 @@ func (h *Handler) restPrefix(r *http.Request) *http.Request {
 func (h *Handler) noRoute(w http.ResponseWriter, r *http.Request) {
 	allow := h.allowed(r)
 	if len(allow) == 0 {
-		h.writeError(w, r, h.runner.Normalize(r.Context(), nil, mount.NewError("NOT_FOUND", "")))
+		h.writeError(w, r, h.runner.Normalize(r.Context(), nil, mount.NewError(mount.CodeNotFound, "")))
 		return
 	}
 	w.Header().Set("Allow", strings.Join(allow, ", "))
-	h.writeError(w, r, h.runner.Normalize(r.Context(), nil, mount.NewError("METHOD_NOT_ALLOWED", "")))
+	h.writeError(w, r, h.runner.Normalize(r.Context(), nil, mount.NewError(mount.CodeMethodNotAllowed, "")))
 }
 
 // allowed lists the methods some route answers for r's path, sorted.
@@ -299,6 +299,19 @@ func (h *Handler) cors(w http.ResponseWriter, r *http.Request) bool {
 }
 
 func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if rt.h.runner.Authenticates() {
+		// The edge: headers only, before any body byte is read.
+		var e *mount.Error
+		if ctx, e = rt.h.runner.Authenticate(ctx, mount.NewEdgeRequest(mount.SourceHTTP, r)); e != nil {
+			if e.Code == mount.CodeUnauthorized {
+				w.Header().Set("WWW-Authenticate", rt.h.runner.Challenge())
+			}
+			rt.h.writeError(w, r, e)
+			return
+		}
+		r = r.WithContext(ctx)
+	}
 	req := mount.Request{Source: mount.SourceHTTP, Native: r}
 	if len(rt.names) > 0 {
 		// Read straight into the values map: the same reading as
@@ -312,7 +325,7 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.RawQuery != "" {
 		q, err := url.ParseQuery(r.URL.RawQuery)
 		if err != nil {
-			req.Query.Err = mount.NewError("BAD_REQUEST", "Malformed query string")
+			req.Query.Err = mount.NewError(mount.CodeBadRequest, "Malformed query string")
 		} else {
 			req.Query.Wire = q
 		}
@@ -320,7 +333,7 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rt.ep.HasInput() {
 		req.Body = func() ([]byte, error) { return rt.readBody(w, r) }
 	}
-	res := rt.ep.Call(r.Context(), &req)
+	res := rt.ep.Call(ctx, &req)
 	if res.Err != nil {
 		rt.h.writeError(w, r, res.Err)
 		return
@@ -358,7 +371,7 @@ func (rt *route) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	if ce := header(r.Header, "Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
 		// RFC 9110 §15.5.16: a content coding the server does not
 		// decode is 415 (read as JSON it would be "malformed").
-		return nil, mount.Errorf("UNSUPPORTED_MEDIA_TYPE", "A request body must not be encoded (Content-Encoding %s)", ce)
+		return nil, mount.Errorf(mount.CodeUnsupportedMediaType, "A request body must not be encoded (Content-Encoding %s)", ce)
 	}
 	var b []byte
 	var err error
@@ -375,7 +388,7 @@ func (rt *route) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 		if errors.As(err, &mbe) {
 			return nil, tooLarge(rt.maxBody)
 		}
-		return nil, mount.NewError("BAD_REQUEST", "The request body could not be read").WithCause(err)
+		return nil, mount.NewError(mount.CodeBadRequest, "The request body could not be read").WithCause(err)
 	}
 	if !jsonType && len(bytes.TrimSpace(b)) > 0 {
 		return nil, unsupported(r)
@@ -384,15 +397,15 @@ func (rt *route) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 }
 
 func tooLarge(limit int64) *mount.Error {
-	return mount.Errorf("PAYLOAD_TOO_LARGE", "The request body is larger than %d bytes", limit)
+	return mount.Errorf(mount.CodePayloadTooLarge, "The request body is larger than %d bytes", limit)
 }
 
 func unsupported(r *http.Request) *mount.Error {
 	ct := r.Header.Get("Content-Type")
 	if ct == "" {
-		return mount.NewError("UNSUPPORTED_MEDIA_TYPE", "A request body must have Content-Type application/json")
+		return mount.NewError(mount.CodeUnsupportedMediaType, "A request body must have Content-Type application/json")
 	}
-	return mount.NewError("UNSUPPORTED_MEDIA_TYPE", "A request body must be application/json (UTF-8)")
+	return mount.NewError(mount.CodeUnsupportedMediaType, "A request body must be application/json (UTF-8)")
 }
 
 // isJSONMediaType accepts application/json, with no parameter or a UTF-8

@@ -20,7 +20,7 @@ import (
 	"stitchkit.dev/stitchkit/pkg/validate"
 )
 
-// -update (rewrite the schema.json sections of testdata/corpus/*.txtar) is
+// -conformancetest.update (rewrite the schema.json sections of testdata/corpus/*.txtar) is
 // the repository's one update switch, conformancetest's.
 var update = conformancetest.Update
 
