@@ -73,7 +73,12 @@ func (w *walker) union(v cue.Value, written []cue.Value, d cue.Value, hasDefault
 				}
 			}
 		}
-		if countDisjuncts(or) > present {
+		if countDisjuncts(or) > present || armCalls(or) || hasReference(or) && w.deepDisjuncts(target, 0) > present {
+			// (Or an arm calls a validator, list.MaxItems: the
+			// evaluated arm has lost it. Or an arm refers to a
+			// disjunction, null | #Geometry, whose arms evaluation
+			// may have dropped as it drops an arm a validator fails
+			// on as written: counted through the reference.)
 			if written == nil {
 				written = armsOf(target)
 			}
@@ -1165,6 +1170,48 @@ func countDisjuncts(e ast.Expr) int {
 		}
 	}
 	return 1
+}
+
+// armCalls reports whether an arm of a disjunction's source calls a
+// function outside a struct or list literal ([...string] &
+// list.MaxItems(4)): the evaluated arm keeps no trace of such a validator.
+func armCalls(e ast.Expr) bool {
+	switch x := e.(type) {
+	case *ast.ParenExpr:
+		return armCalls(x.X)
+	case *ast.UnaryExpr:
+		return armCalls(x.X)
+	case *ast.BinaryExpr:
+		return armCalls(x.X) || armCalls(x.Y)
+	case *ast.CallExpr:
+		return true
+	}
+	return false
+}
+
+// deepDisjuncts counts the arms of the disjunction v is written as, an
+// arm that refers to another disjunction (a definition included) counted
+// as that disjunction's arms.
+func (w *walker) deepDisjuncts(v cue.Value, depth int) int {
+	or, ok := exprSource(v).(*ast.BinaryExpr)
+	if !ok || or.Op != token.OR || depth > 8 {
+		return 1
+	}
+	n := 0
+	for _, a := range armsOf(v) {
+		root, p := a.ReferencePath()
+		if literal(a) || !root.Exists() || len(p.Selectors()) == 0 || builtinPackage(root) != "" {
+			n++
+			continue
+		}
+		t := root.LookupPath(p)
+		if !t.Exists() {
+			n++
+			continue
+		}
+		n += w.deepDisjuncts(t, depth+1)
+	}
+	return n
 }
 
 // hasReference reports whether an arm of a disjunction's source is, or

@@ -167,9 +167,24 @@ func (w *walker) validated(v cue.Value, path string, depth int, m mode) (any, in
 		inf.complete = false
 		return s, inf
 	case cue.ListKind:
+		if len(base) == 0 {
+			// A list validator alone (list.MinItems(1)): CUE
+			// accepts any list it accepts, whatever the elements.
+			elems = v.Context().CompileString("[...]")
+		}
 		s, inf := w.list(v, elems, path, depth, m)
 		inf.complete = false
 		return s, inf
+	default:
+		if len(base) > 0 && !unknown && kind&(cue.StructKind|cue.ListKind) != 0 {
+			// A disjunction validated as a whole (([...int] | string) &
+			// list.MinItems(1)): CUE unifies every arm with the
+			// validators, so a list validator refuses what is not a
+			// list, a struct validator what is not a struct.
+			return w.validatedUnion(v, elems, path, depth, m)
+		}
+	}
+	switch kind {
 	case cue.BottomKind:
 		if len(base) > 1 && !unknown {
 			// Its conjuncts have no kind in common (int & {…}): a
@@ -190,6 +205,43 @@ func (w *walker) validated(v cue.Value, path string, depth int, m mode) (any, in
 		}
 	}
 	return false, info{}
+}
+
+// validatedUnion translates the validators of v apart from its value
+// without them (elems), each validator refusing the kinds it does not
+// apply to.
+func (w *walker) validatedUnion(v, elems cue.Value, path string, depth int, m mode) (any, info) {
+	var vs []cue.Value
+	w.conjunctValidators(v, 0, &vs)
+	kinds := map[string]bool{}
+	for _, c := range vs {
+		if _, args := c.Expr(); len(args) > 0 {
+			name := builtinName(c, args[0])
+			switch {
+			case strings.HasPrefix(name, "list."):
+				kinds["array"] = true
+			case strings.HasPrefix(name, "struct."):
+				kinds["object"] = true
+			}
+		}
+	}
+	if kinds["array"] {
+		// (A list validator opens the struct literals of the list, as
+		// in list.)
+		w.opened++
+		w.listOpened++
+		defer func() { w.opened--; w.listOpened-- }()
+	}
+	s, inf := w.valueInfo(elems, path, depth, m)
+	var all []any
+	w.translateValidators(v, path, depth, m, &all, &inf)
+	for _, k := range []string{"array", "object"} {
+		if kinds[k] {
+			all = append(all, map[string]any{"type": k})
+		}
+	}
+	inf.complete = false
+	return conjoinAll(s, all), inf
 }
 
 // sourceKind is the kind v's source (or, for a reference, the source of

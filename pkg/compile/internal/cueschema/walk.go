@@ -490,15 +490,24 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 			}
 			// The pattern's value alone has lost the closedness of its
 			// context: a label it selects, filled in, has it back.
-			if probe, ok := patternProbe(sel.Pattern(), re, v, names); ok {
+			probe, filledIn := patternProbe(sel.Pattern(), re, v, names)
+			if filledIn {
 				filled := v.FillPath(cue.MakePath(cue.Str(probe)), v.Context().CompileString("_"))
 				if pv := filled.LookupPath(cue.MakePath(cue.Str(probe))); pv.Exists() {
 					// (In an arm of a disjunction the filled label
 					// may not get the pattern's value: keep it.)
 					fv = pv.Unify(fv)
+				} else {
+					filledIn = false
 				}
 			}
-			ps := w.value(fv, joinPath(path, "["+fmt.Sprint(sel.Pattern())+"]"), depth+1, m)
+			pp := joinPath(path, "["+fmt.Sprint(sel.Pattern())+"]")
+			ps := w.value(fv, pp, depth+1, m)
+			if filledIn && labelAliased(en.fv) {
+				// [Name=string]: {name: Name}: the filled label's
+				// value stands where the member's own name does.
+				ps = w.unprobe(en.fv, pp, ps, probe, re)
+			}
 			if re == "" {
 				anyLabel = true
 			}
@@ -1202,13 +1211,100 @@ func (w *walker) list(v, elems cue.Value, path string, depth int, m mode) (any, 
 		if rs != true {
 			s["items"] = rs
 		}
-	} else {
+	} else if len(prefix) > 0 || !validatorOnly(elems) {
 		s["items"] = false
 	}
 	if len(all) > 0 {
 		return mergeInto(s, all), inf
 	}
 	return s, inf
+}
+
+// labelAliased reports whether the pattern constraint fv is written with
+// a label alias ([Name=string]: …), whose value may refer to the label.
+func labelAliased(fv cue.Value) bool {
+	f, ok := fv.Source().(*ast.Field)
+	if !ok {
+		return false
+	}
+	l, ok := f.Label.(*ast.ListLit)
+	if !ok || len(l.Elts) != 1 {
+		return false
+	}
+	_, ok = l.Elts[0].(*ast.Alias)
+	return ok
+}
+
+// unprobe replaces, in the schema of a pattern's value, the label filled
+// in to translate it (probe) by what it stands for: any label the pattern
+// matches. JSON Schema cannot say that a value equals the name of the
+// member holding it, so {name: Name} accepts any such name and the runner
+// cannot fill it in (see docs/contract-language.md); a value computed
+// from the label ("x-" + Name) is refused.
+func (w *walker) unprobe(at cue.Value, path string, s any, probe, re string) any {
+	label := map[string]any{"type": "string"}
+	if re != "" {
+		label["pattern"] = re
+	}
+	leaked := false
+	var walk func(x any) any
+	walk = func(x any) any {
+		switch t := x.(type) {
+		case map[string]any:
+			if c, ok := t["const"].(string); ok && c == probe {
+				out := map[string]any{}
+				for k, v := range t {
+					if k != "const" && k != "default" {
+						out[k] = v
+					}
+				}
+				for k, v := range label {
+					out[k] = v
+				}
+				return out
+			}
+			for k, v := range t {
+				t[k] = walk(v)
+			}
+		case []any:
+			for i, v := range t {
+				t[i] = walk(v)
+			}
+		case string:
+			if len(probe) >= 8 && strings.Contains(t, probe) {
+				leaked = true
+			}
+		}
+		return x
+	}
+	s = walk(s)
+	if leaked {
+		w.refuse(at, path, "a value computed from a label alias", "JSON Schema cannot relate a member's value to its name", "use the alias's value as it is ({name: Name}), or drop the alias")
+		return false
+	}
+	w.warn(at, path, "label-alias", "a field equal to its member's name ([Name=string]: {name: Name}) is checked as any name the label accepts, and the runner does not fill it in", "send the field with each member, or drop it")
+	return s
+}
+
+// validatorOnly reports whether v is written as list validators alone
+// (list.MinItems(1)), no list literal: CUE accepts any elements.
+func validatorOnly(v cue.Value) bool {
+	if _, ok := exprSource(v).(*ast.ListLit); ok {
+		return false
+	}
+	op, args := v.Expr()
+	switch op {
+	case cue.CallOp:
+		return true
+	case cue.AndOp:
+		for _, a := range args {
+			if o, _ := a.Expr(); o != cue.CallOp {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 func oneLine(err error) string {
