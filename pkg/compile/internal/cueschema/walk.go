@@ -109,7 +109,17 @@ func (w *walker) isSiblingRef(v cue.Value) bool {
 	}
 	_, p := v.ReferencePath()
 	ps := p.String()
-	return ps != "" && strings.HasPrefix(ps, w.root+".")
+	if ps == "" || !strings.HasPrefix(ps, w.root+".") {
+		return false
+	}
+	// A hidden field (#S: {_h: {...}, l: [..._h]}) is a helper no
+	// instance sets: a reference to it is its value.
+	for _, sel := range p.Selectors() {
+		if sel.LabelType() == cue.HiddenLabel {
+			return false
+		}
+	}
+	return true
 }
 
 func (w *walker) warn(v cue.Value, path, rule, msg, hint string) {
@@ -491,6 +501,12 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 			// The pattern's value alone has lost the closedness of its
 			// context: a label it selects, filled in, has it back.
 			probe, filledIn := patternProbe(sel.Pattern(), re, v, names)
+			if filledIn && isDefinitionRef(fv) {
+				// ([string]: #J: a definition is closed by itself,
+				// and filled in it would no longer be the reference
+				// that ends a recursion in a $ref.)
+				filledIn = false
+			}
 			if filledIn {
 				filled := v.FillPath(cue.MakePath(cue.Str(probe)), v.Context().CompileString("_"))
 				if pv := filled.LookupPath(cue.MakePath(cue.Str(probe))); pv.Exists() {
