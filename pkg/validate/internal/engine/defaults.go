@@ -152,6 +152,12 @@ func (d *defaulter) disjunction(n *node, arms []*node, value any, depth int) any
 			}
 			continue
 		}
+		if !d.s.guardsHold(arm, value, 0) {
+			// The translator refuses an ambiguous instance with a
+			// "not" beside the arm; CUE judges ambiguity on the
+			// instance as sent, before completing it.
+			continue
+		}
 		try := defaulter{s: d.s}
 		cp := try.apply(arm, deepCopy(value), depth)
 		if d.s.valid(arm, cp) {
@@ -214,6 +220,23 @@ func numbersEqual(a, b any) bool {
 	rx, ok1 := new(big.Rat).SetString(string(x))
 	ry, ok2 := new(big.Rat).SetString(string(y))
 	return ok1 && ok2 && rx.Cmp(ry) == 0
+}
+
+// guardsHold reports whether value passes the "not" sub-schemas of n and
+// of the allOf members of n (followed through $ref).
+func (s *Schema) guardsHold(n *node, value any, depth int) bool {
+	if n == nil || depth > 16 {
+		return true
+	}
+	if n.not != nil && s.valid(n.not, value) {
+		return false
+	}
+	for _, a := range n.allOf {
+		if !s.guardsHold(a, value, depth+1) {
+			return false
+		}
+	}
+	return s.guardsHold(n.ref, value, depth+1)
 }
 
 func (s *Schema) valid(n *node, v any) bool {
