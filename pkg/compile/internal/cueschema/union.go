@@ -73,6 +73,7 @@ func (w *walker) union(v cue.Value, written []cue.Value, d cue.Value, hasDefault
 				}
 			}
 		}
+		star := -1
 		if countDisjuncts(or) > present || armCalls(or) || hasReference(or) && w.deepDisjuncts(target, 0) > present {
 			// (Or an arm calls a validator, list.MaxItems: the
 			// evaluated arm has lost it. Or an arm refers to a
@@ -83,7 +84,19 @@ func (w *walker) union(v cue.Value, written []cue.Value, d cue.Value, hasDefault
 				written = armsOf(target)
 			}
 			if len(written) > 0 {
+				if !hasDefault {
+					// Evaluation dropped every arm but the default
+					// (*[0] | [...int] & list.MinItems(1): the
+					// other fails as written), and with them the
+					// mark: the source still has it.
+					if stars := starredArms(or); len(stars) == len(written) && slices.Contains(stars, true) {
+						star = slices.Index(stars, true)
+					}
+				}
 				args = w.closeArms(written)
+				if star >= 0 {
+					d, hasDefault = args[star], true
+				}
 				if w.opened == 0 {
 					w.rewrapped++
 					defer func() { w.rewrapped-- }()
@@ -1170,6 +1183,24 @@ func countDisjuncts(e ast.Expr) int {
 		}
 	}
 	return 1
+}
+
+// starredArms reports, for each arm of a disjunction's source in order,
+// whether it is marked as the default (*).
+func starredArms(e ast.Expr) []bool {
+	switch x := e.(type) {
+	case *ast.ParenExpr:
+		return starredArms(x.X)
+	case *ast.BinaryExpr:
+		if x.Op == token.OR {
+			return append(starredArms(x.X), starredArms(x.Y)...)
+		}
+	case *ast.UnaryExpr:
+		if x.Op == token.MUL {
+			return []bool{true}
+		}
+	}
+	return []bool{false}
 }
 
 // armCalls reports whether an arm of a disjunction's source calls a
