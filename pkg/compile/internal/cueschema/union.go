@@ -1023,7 +1023,7 @@ func forbids(s map[string]any, name string) bool {
 func (t *Translator) closeArms(arms []cue.Value) []cue.Value {
 	out := make([]cue.Value, len(arms))
 	for i, a := range arms {
-		if a.IncompleteKind()&(cue.StructKind|cue.ListKind) == 0 || isDefinitionRef(a) || a.IncompleteKind() == cue.StructKind && !a.Allows(cue.Str(probes[0])) {
+		if a.IncompleteKind()&(cue.StructKind|cue.ListKind) == 0 || isDefinitionRef(a) || a.IncompleteKind() == cue.StructKind && !a.Allows(cue.Str(probes[0])) || openComprehension(a) {
 			// A definition is closed by itself, and stays a $ref;
 			// an arm that kept its closedness (one of a definition
 			// itself) is closed all the way down.
@@ -1040,6 +1040,17 @@ func (t *Translator) closeArms(arms []cue.Value) []cue.Value {
 }
 
 var wrapPath = cue.MakePath(cue.Def("W"))
+
+// openComprehension reports whether arm a is written as a struct literal
+// open by "..." that holds a comprehension: it needs no closing, and
+// filled into #W it would lose the source the comprehension is read from.
+func openComprehension(a cue.Value) bool {
+	lit, ok := exprSource(a).(*ast.StructLit)
+	return ok && hasEllipsis(lit) && slices.ContainsFunc(lit.Elts, func(d ast.Decl) bool {
+		_, ok := d.(*ast.Comprehension)
+		return ok
+	})
+}
 
 // armInfo translates arm av of a disjunction; closed says that every
 // struct arm of it is written as a closed literal.
@@ -1216,6 +1227,13 @@ func armCalls(e ast.Expr) bool {
 		return armCalls(x.X) || armCalls(x.Y)
 	case *ast.CallExpr:
 		return true
+	case *ast.StructLit:
+		// (A comprehension in an arm's struct literal: the
+		// evaluated arm has lost it too.)
+		return slices.ContainsFunc(x.Elts, func(d ast.Decl) bool {
+			_, ok := d.(*ast.Comprehension)
+			return ok
+		})
 	}
 	return false
 }

@@ -1313,12 +1313,19 @@ func validatorOnly(v cue.Value) bool {
 	case cue.CallOp:
 		return true
 	case cue.AndOp:
+		calls := 0
 		for _, a := range args {
-			if o, _ := a.Expr(); o != cue.CallOp {
+			switch o, _ := a.Expr(); {
+			case o == cue.CallOp:
+				calls++
+			case a.IncompleteKind() == cue.TopKind && !a.IsConcrete():
+				// (_: an arm read as written is filled into a
+				// definition #W: _.)
+			default:
 				return false
 			}
 		}
-		return true
+		return calls > 0
 	}
 	return false
 }
