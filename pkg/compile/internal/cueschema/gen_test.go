@@ -366,6 +366,12 @@ func (g *gen) idiom(depth int) node {
 	}
 }
 
+// plainVerdict is pkg/validate's verdict without defaults.
+func plainVerdict(v *validate.Validator, instance []byte) bool {
+	x, err := validate.DecodeJSON(instance, nil)
+	return err == nil && v.Validate(x) == nil
+}
+
 func paren(s string) string {
 	if strings.Contains(s, "|") || strings.Contains(s, "&") {
 		return "(" + s + ")"
@@ -461,7 +467,7 @@ func TestGeneratedDifferential(t *testing.T) {
 		seed, _ = strconv.Atoi(s)
 	}
 	t.Logf("seed %d (STITCH_GEN_SEED=%d STITCH_GEN_N=%d reproduces this run)", seed, seed, n)
-	refused, total, allowedN := 0, 0, 0
+	refused, total, allowedN, optionalN := 0, 0, 0, 0
 	for i := range n {
 		g := &gen{r: rand.New(rand.NewPCG(uint64(seed), uint64(i)))}
 		root := g.value(0)
@@ -512,6 +518,13 @@ func TestGeneratedDifferential(t *testing.T) {
 				allowedN++
 				continue
 			}
+			if cv.ok != ov.ok && strings.Contains(src, "match") && plainVerdict(val, j) == cv.ok {
+				// The allow-listed deviation of union-arm-validator-
+				// fails: the runner fills in an optional field's
+				// default before a matchN or matchIf counts it.
+				optionalN++
+				continue
+			}
 			if cv.ok != ov.ok {
 				t.Errorf("%s: CUE accepted=%v, schema accepted=%v\n%s\n%s", j, cv.ok, ov.ok, src, b)
 			} else if cv.ok && !sameCompletion(ov.value, cv.value, b) {
@@ -520,7 +533,7 @@ func TestGeneratedDifferential(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d schemas (%d refused), %d instances (%d differ only as the label-alias allow-list entry says)", n, refused, total, allowedN)
+	t.Logf("%d schemas (%d refused), %d instances (%d differ only as the label-alias allow-list entry says, %d as the optional-default-under-matchN one)", n, refused, total, allowedN, optionalN)
 	if refused > n/10 {
 		t.Errorf("%d of %d generated schemas refused: everyday constructs must translate", refused, n)
 	}

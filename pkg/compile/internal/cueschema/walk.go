@@ -77,6 +77,9 @@ type walker struct {
 	armDepth int
 	// at is the position of the field being translated.
 	at token.Pos
+	// validatedKind is the kind of the value whose validators
+	// conjunctValidators collects.
+	validatedKind cue.Kind
 	// matchTarget is the value (a field of it, below the top of a
 	// struct argument) that the matchN or matchIf argument being
 	// translated validates.
@@ -222,6 +225,13 @@ func (w *walker) valueInfo(v cue.Value, path string, depth int, m mode) (any, in
 			// it is.
 			return w.validated(v, path, depth, m)
 		}
+		if strings.Contains(err.Error(), "structural cycle") {
+			// A field that is not a definition refers to itself
+			// (_node: {next?: _node}): CUE cuts the recursion where
+			// its evaluation stops, not where instances do.
+			w.refuse(v, path, "a recursive reference to a field that is not a definition", "CUE evaluates it to a structural cycle a few levels down, which is not the end of the values it accepts", "name the recursive value as a definition (#Node: {next?: #Node}), which becomes a $ref")
+			return false, info{}
+		}
 		if !w.validatorArms(v) {
 			// A conflict: no value is accepted (an optional field
 			// x?: _|_ forbids x).
@@ -243,6 +253,11 @@ func (w *walker) valueInfo(v cue.Value, path string, depth int, m mode) (any, in
 	}
 	e := v.Eval()
 	op, args := e.Expr()
+	if op == cue.OrOp && !w.t.opts.NoStructValidators {
+		if elems, ok := validatedDisjunction(v); ok {
+			return w.validatedUnion(v, elems, path, depth, m)
+		}
+	}
 	if op != cue.OrOp && !literal(v) {
 		// Evaluation merged the arms of a disjunction ({a: int} | {a:
 		// int, ...}): the union reads them as written.
