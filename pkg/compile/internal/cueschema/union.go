@@ -74,12 +74,13 @@ func (w *walker) union(v cue.Value, written []cue.Value, d cue.Value, hasDefault
 			}
 		}
 		star := -1
-		if countDisjuncts(or) > present || armCalls(or) || hasReference(or) && w.deepDisjuncts(target, 0) > present {
+		if countDisjuncts(or) > present || armCalls(or) || !w.t.opts.NoStructValidators && hasReference(or) && w.deepDisjuncts(target, 0) > present {
 			// (Or an arm calls a validator, list.MaxItems: the
 			// evaluated arm has lost it. Or an arm refers to a
 			// disjunction, null | #Geometry, whose arms evaluation
 			// may have dropped as it drops an arm a validator fails
-			// on as written: counted through the reference.)
+			// on as written: counted through the reference, where a
+			// source calls a validator at all.)
 			if written == nil {
 				written = armsOf(target)
 			}
