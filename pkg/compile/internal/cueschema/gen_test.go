@@ -306,6 +306,12 @@ func (g *gen) idiom(depth int) node {
 		ls := def(`{type: "LineString", coordinates: [...` + pos + `] & list.MinItems(2)}`)
 		pg := def(`{type: "Polygon", coordinates: [...[...` + pos + `]]}`)
 		geo := def(pt + " | " + ls + " | " + pg)
+		if g.r.IntN(2) == 0 {
+			// (Every arm one a validator fails on as written:
+			// evaluation drops them all. Under a pattern whose value
+			// is _ this is still lost: see the report of issue 17.)
+			geo = def(pt + " | " + ls)
+		}
 		return node{"null | " + geo, func(r *rand.Rand) any {
 			c := pickOne(r, []any{}, []any{num("1")}, []any{num("1"), num("2")}, []any{[]any{num("1"), num("2")}, []any{num("3"), num("4")}}, []any{[]any{[]any{num("1"), num("2")}}})
 			return pickOne(r, nil, map[string]any{"type": pickOne(r, "Point", "LineString", "Polygon", "Line"), "coordinates": c}, map[string]any{"type": "Point"})

@@ -1332,6 +1332,12 @@ func scalarArms(arms []cue.Value) bool {
 			// An error by itself (a validator fails on it as
 			// written): its source says what it is.
 			k = sourceKind(a)
+			if k == cue.BottomKind && isDefinitionRef(a) {
+				// (A definition every arm of which evaluation
+				// dropped, #Lines: #Point | #LineString: read as
+				// written, it is a $ref.)
+				return false
+			}
 		}
 		if k&(cue.StructKind|cue.ListKind) != 0 {
 			return false

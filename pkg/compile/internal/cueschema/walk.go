@@ -218,7 +218,12 @@ func (w *walker) valueInfo(v cue.Value, path string, depth int, m mode) (any, in
 				return w.conditional(v, names, comp, ok, path, depth, m)
 			}
 		}
-		if v.Validate() == nil || hasCall(v, 0) || w.validatorFailure(v, 0) {
+		emptyOr := strings.Contains(err.Error(), "empty disjunction") && w.validatorArms(v)
+		if !emptyOr && (v.Validate() == nil || hasCall(v, 0) || w.validatorFailure(v, 0)) {
+			// (Not a disjunction every arm of which evaluation
+			// dropped, #Lines: #Point | #LineString where a list
+			// validator fails on each as written: that one the
+			// union reads below.)
 			// A struct or list validator that fails on the value as
 			// written (matchN on a struct of optional fields), maybe
 			// in a field of a struct literal: the conjuncts say what
