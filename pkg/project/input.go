@@ -275,6 +275,38 @@ func pruneDefs(body map[string]any, defs map[string]any, candidates []string) {
 	}
 }
 
+// objectFalse writes every bare false sub-schema of an advertised
+// document as {"not": {}} (the same meaning), but under
+// additionalProperties, where false is the form every client and
+// provider knows: a client may not accept a boolean schema elsewhere (the
+// MCP Inspector's --strict check refuses "year": false, the translation
+// of a field that must be absent).
+func objectFalse(doc any) any {
+	found := false
+	schematree.Walk(doc, func(_ string, c schematree.Child) bool {
+		if c.Schema == false && c.Keyword != "additionalProperties" {
+			found = true
+		}
+		return !found
+	})
+	if !found {
+		return doc
+	}
+	doc = schematree.Clone(doc)
+	var walk func(s any)
+	walk = func(s any) {
+		schematree.MapChildren(s, func(c schematree.Child) any {
+			if c.Schema == false && c.Keyword != "additionalProperties" {
+				return map[string]any{"not": map[string]any{}}
+			}
+			walk(c.Schema)
+			return c.Schema
+		})
+	}
+	walk(doc)
+	return doc
+}
+
 // schemaDialect is stamped once on every advertised input.
 const schemaDialect = "https://json-schema.org/draft/2020-12/schema"
 

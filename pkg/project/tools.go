@@ -515,6 +515,7 @@ func buildDoc(g *graph.Graph, c candidate, flatten, strict bool, trees map[graph
 	if strict {
 		doc = strictSchema(doc)
 	}
+	doc = objectFalse(doc)
 	d.bytes, d.digest, d.err = graph.SchemaDigest(doc)
 	d.tree, d.args = doc, args
 	return d
