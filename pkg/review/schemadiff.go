@@ -104,6 +104,11 @@ type diffOptions struct {
 	// toolRows reports that the operation also has tool rows (for
 	// messages both views share).
 	toolRows bool
+	// validated reports that the receivers validate response values
+	// against the old contract (realtime clients): a property or an
+	// undeclared field appearing in an object the old contract closed
+	// is refused by them.
+	validated bool
 	vals     *valueChecker
 	// defs index both sides' named definitions by body, to recognise a
 	// definition the translator inlined into a union or conjunction
@@ -1131,7 +1136,7 @@ func (d *schemaDiff) object(ptr string, ctx defCtx, o, n map[string]any) {
 		inNew = inNew || isReq
 		switch {
 		case !inOld:
-			d.propertyAdded(p, ctx, isReq)
+			d.propertyAdded(p, ctx, isReq, openness(o) == closed)
 			continue
 		case !inNew:
 			d.propertyRemoved(p, ctx, wasReq, nClosed)
@@ -1161,7 +1166,9 @@ func (d *schemaDiff) object(ptr string, ctx defCtx, o, n map[string]any) {
 			d.addEffect("additional-properties", narrowed, p, ctx, "no longer carries undeclared fields")
 		}
 	default:
-		if d.dir == Response {
+		if d.dir == Response && d.opts.validated && oa == closed {
+			d.add("closed-object-opened", Breaking, p, ctx, "may now carry undeclared fields; clients validating frames against the old contract (stitchkit's clients do) refuse them")
+		} else if d.dir == Response {
 			// Most JSON decoders ignore unknown fields; strict or
 			// generated clients do not. Adding a response property is
 			// info, so opening the whole object is a warning.
@@ -1172,8 +1179,15 @@ func (d *schemaDiff) object(ptr string, ctx defCtx, o, n map[string]any) {
 	}
 }
 
-func (d *schemaDiff) propertyAdded(p string, ctx defCtx, required bool) {
+// propertyAdded classifies a property only the new side declares;
+// wasClosed reports that the old object refused undeclared fields.
+func (d *schemaDiff) propertyAdded(p string, ctx defCtx, required, wasClosed bool) {
 	switch {
+	case d.dir == Response && d.opts.validated && wasClosed:
+		// Realtime clients validate each event against the contract
+		// they were built from: a closed object with a field it does not
+		// know is invalid there, as an appended argument is.
+		d.add("closed-object-property-added", Breaking, p, ctx, "added to a closed object; clients validating frames against the old contract (stitchkit's clients do) refuse it")
 	case d.dir == Response:
 		d.add("property-added", Info, p, ctx, "added")
 	case required:

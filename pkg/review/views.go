@@ -31,6 +31,10 @@ type viewUnit struct {
 	queryWire bool
 	// toolRows: the operation also has tool rows (see diffOptions).
 	toolRows bool
+	// validated: the receivers of these values validate them against
+	// the contract they were built from (realtime clients do, for what
+	// the server sends), so a closed object is held closed.
+	validated bool
 	// oldDoc, when set, replaces the old schema bytes (path parameters
 	// renamed positionally, so HTTP callers see the same values).
 	oldDoc json.RawMessage
@@ -57,7 +61,7 @@ func (c *comparer) diffUnits(surfaces []string, subject, nodeBase string, units 
 		var fs []schemaFinding
 		if !same {
 			var err error
-			fs, err = diffSchemas(u.dir, oldRaw, newRaw, diffOptions{unit: u.name, queryWire: u.queryWire, toolRows: u.toolRows, rootDef: def, vals: c.vals, defs: c.defIndexes()})
+			fs, err = diffSchemas(u.dir, oldRaw, newRaw, diffOptions{unit: u.name, queryWire: u.queryWire, toolRows: u.toolRows, validated: u.validated, rootDef: def, vals: c.vals, defs: c.defIndexes()})
 			if err != nil {
 				return fmt.Errorf("%s %s: %w", subject, u.name, err)
 			}
@@ -317,7 +321,7 @@ func (c *comparer) toolArgs(rows []string, id, node string, o, n *graph.Operatio
 		d := newSchemaDiff(Request, op.doc, np.doc, diffOptions{unit: unit, vals: c.vals, defs: c.defIndexes()})
 		switch {
 		case !inOld:
-			d.propertyAdded(ptr, ctx, np.required)
+			d.propertyAdded(ptr, ctx, np.required, false)
 		case !inNew:
 			d.propertyRemoved(ptr, ctx, op.required, inputClosed)
 		default:
