@@ -109,7 +109,7 @@ type diffOptions struct {
 	// undeclared field appearing in an object the old contract closed
 	// is refused by them.
 	validated bool
-	vals     *valueChecker
+	vals      *valueChecker
 	// defs index both sides' named definitions by body, to recognise a
 	// definition the translator inlined into a union or conjunction
 	// (#RefundReason | null, #PaymentID & =~"…"); nil: not recognised.
