@@ -283,7 +283,8 @@ func scalarList(root, s any, depth int) bool {
 		}
 	}
 	if m["type"] == "array" {
-		if items, ok := m["items"]; ok && !scalarSchema(root, items) {
+		// items: false closes a tuple (a literal list), it adds no item.
+		if items, ok := m["items"]; ok && items != false && !scalarSchema(root, items) {
 			return false
 		}
 		if pre, ok := m["prefixItems"].([]any); ok {
