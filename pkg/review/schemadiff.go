@@ -324,8 +324,9 @@ func (d *schemaDiff) compare(ptr string, ctx defCtx, oldS, newS any) {
 		}
 	}
 	if both("string") {
-		d.patterns(ptr, ctx, o, n)
-		d.formats(ptr, ctx, o, n)
+		po, pn := formatsAsPatterns(o, n)
+		d.patterns(ptr, ctx, po, pn)
+		d.formats(ptr, ctx, po, pn)
 	}
 	if both("array") {
 		if ob, nb := o["uniqueItems"] == true, n["uniqueItems"] == true; ob != nb {
@@ -1056,6 +1057,50 @@ func (d *schemaDiff) patterns(ptr string, ctx defCtx, o, n map[string]any) {
 	}
 }
 
+// formatLanguages are the formats whose strings are a regular language,
+// written as the pattern that admits exactly the strings pkg/validate (and
+// CUE) accept. "date" is Go's time.Parse(time.DateOnly): four digits, a
+// month 01–12, a day that exists in that month of that (proleptic
+// Gregorian) year — 29 February only in leap years.
+var formatLanguages = map[string]string{
+	"date": `^(?:[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))|(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)-02-29)$`,
+}
+
+// formatsAsPatterns returns o and n with each format only one side asserts
+// replaced by its pattern, when it has one (formatLanguages): a format
+// traded for an equivalent pattern (time.Format("2006-01-02") for a date
+// regular expression) is then one comparison of two languages — nothing
+// when they are equal — instead of a format widened and a pattern
+// narrowed on one value.
+func formatsAsPatterns(o, n map[string]any) (map[string]any, map[string]any) {
+	of, nf := stringList(o["format"]), stringList(n["format"])
+	convert := func(m map[string]any, fs, other []string) map[string]any {
+		var keep, pats []string
+		for _, f := range fs {
+			if re, ok := formatLanguages[f]; ok && !slices.Contains(other, f) {
+				pats = append(pats, re)
+			} else {
+				keep = append(keep, f)
+			}
+		}
+		if len(pats) == 0 {
+			return m
+		}
+		out := clone(m)
+		delete(out, "format")
+		if len(keep) > 0 {
+			out["format"] = typeValue(keep)
+		}
+		var all []any
+		for _, p := range append(stringList(m["pattern"]), pats...) {
+			all = append(all, p)
+		}
+		out["pattern"] = all
+		return out
+	}
+	return convert(o, of, nf), convert(n, nf, of)
+}
+
 func (d *schemaDiff) formats(ptr string, ctx defCtx, o, n map[string]any) {
 	of, nf := stringList(o["format"]), stringList(n["format"])
 	slices.Sort(of)
@@ -1089,6 +1134,11 @@ func quoteAll(ss []string) string {
 	q := make([]string, len(ss))
 	for i, s := range ss {
 		q[i] = strconv.Quote(s)
+		for name, re := range formatLanguages {
+			if s == re {
+				q[i] = "format " + name
+			}
+		}
 	}
 	return strings.Join(q, " and ")
 }

@@ -3,6 +3,7 @@ package review
 import (
 	"cmp"
 	"encoding/json"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -120,9 +121,15 @@ func valueSet(s map[string]any) ([]any, bool) {
 	return nil, false
 }
 
+// maxRangeValues bounds the integers a bounded integer range is
+// enumerated into (int & >=1 & <=6 is the set 1…6).
+const maxRangeValues = 1024
+
 // finiteValues returns every value s can admit when there are finitely
-// many: its const or enum values, or true/false/null for a schema typed
-// boolean and/or null only.
+// many: its const or enum values, true/false/null for a schema typed
+// boolean and/or null only, or the integers of a small bounded integer
+// range (so int & >=1 & <=6 and 1 | 2 | 3 | 4 | 5 | 6 are one set; the
+// caller keeps only the values the whole schema admits, e.g. multipleOf).
 func finiteValues(s map[string]any) ([]any, bool) {
 	if vs, ok := valueSet(s); ok {
 		return vs, true
@@ -130,6 +137,18 @@ func finiteValues(s map[string]any) ([]any, bool) {
 	t, ok := s["type"]
 	if !ok {
 		return nil, false
+	}
+	if isIntegerOnly(s) {
+		lo, _, okLo := boundOf(s, "minimum", "exclusiveMinimum", true, true)
+		hi, _, okHi := boundOf(s, "maximum", "exclusiveMaximum", false, true)
+		if !okLo || !okHi || hi-lo >= maxRangeValues || math.Abs(lo) > 1<<53 || math.Abs(hi) > 1<<53 {
+			return nil, false
+		}
+		out := []any{}
+		for v := int64(lo); v <= int64(hi); v++ {
+			out = append(out, json.Number(strconv.FormatInt(v, 10)))
+		}
+		return out, true
 	}
 	var out []any
 	for _, name := range typeList(t) {
