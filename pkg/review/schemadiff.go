@@ -127,6 +127,7 @@ type schemaDiff struct {
 	active           map[string]bool // ref pairs on the current walk (cycle guard)
 	out              []schemaFinding
 	inlinedAt        string // the pointer of the inlined definition being compared (see inlinedChange)
+	wholeSetAt       string // the pointer of the union decided on whole sets being compared (see wholeSet)
 	visits           int    // node pairs compared (bounded by maxCompareNodes)
 	truncated        bool   // the bound was hit
 }
@@ -259,6 +260,17 @@ func (d *schemaDiff) compare(ptr string, ctx defCtx, oldS, newS any) {
 		}
 	}
 	or, nr := resolve(d.oldRoot, oldS), resolve(d.newRoot, newS)
+	if or.m != nil && nr.m != nil && (hasUnion(or.m) || hasUnion(nr.m)) && d.wholeSetAt != "@"+ptr {
+		// A union on either side: the sets decide (see wholeSet).
+		if e, equal, ok := d.setEffect(oldS, newS); ok {
+			wctx := ctx
+			if or.def != "" && or.def == nr.def {
+				wctx = defCtx{name: or.def, base: ptr}
+			}
+			d.wholeSet(ptr, ctx, wctx, oldS, newS, or.m, nr.m, e, equal)
+			return
+		}
+	}
 	if or.chain != "" || nr.chain != "" {
 		key := or.chain + "|" + nr.chain
 		if d.active[key] {
