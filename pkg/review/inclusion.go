@@ -475,7 +475,7 @@ var annotationRules = map[string]bool{"description-changed": true, "examples-cha
 // collapsing into one object that accepts every old variant compared with
 // variant 0 alone; an arm another arm covers reported as new values).
 // Equal sets leave only the findings about documentation and defaults.
-func (d *schemaDiff) wholeSet(ptr string, ctx, nodeCtx defCtx, oldS, newS any, o, n map[string]any, e effect, equal bool) {
+func (d *schemaDiff) wholeSet(ptr string, ctx, nodeCtx defCtx, oldS, newS any, o, n map[string]any, e effect, equal, inlinedDocs bool) {
 	prev := d.wholeSetAt
 	d.wholeSetAt = "@" + ptr // "@": the root pointer is ""
 	defer func() { d.wholeSetAt = prev }()
@@ -492,7 +492,16 @@ func (d *schemaDiff) wholeSet(ptr string, ctx, nodeCtx defCtx, oldS, newS any, o
 			sets = append(sets, f)
 		}
 	}
-	d.out = append(d.out, docs...)
+	// The node's own documentation and default: the walk into a union
+	// (a lone schema matched with one variant) does not compare them.
+	mark := len(d.out)
+	d.annotations(ptr, nodeCtx, o, n, inlinedDocs)
+	for _, f := range d.out[mark:] {
+		if !slices.ContainsFunc(docs, func(g schemaFinding) bool { return g.rule == f.rule && g.pointer == f.pointer }) {
+			docs = append(docs, f)
+		}
+	}
+	d.out = append(d.out[:mark], docs...)
 	if equal {
 		return
 	}

@@ -267,7 +267,8 @@ func (d *schemaDiff) compare(ptr string, ctx defCtx, oldS, newS any) {
 			if or.def != "" && or.def == nr.def {
 				wctx = defCtx{name: or.def, base: ptr}
 			}
-			d.wholeSet(ptr, ctx, wctx, oldS, newS, or.m, nr.m, e, equal)
+			inlinedDocs := (or.def == "") != (nr.def == "") && !refDocs(oldS) && !refDocs(newS)
+			d.wholeSet(ptr, ctx, wctx, oldS, newS, or.m, nr.m, e, equal, inlinedDocs)
 			return
 		}
 	}

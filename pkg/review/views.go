@@ -324,12 +324,42 @@ func (c *comparer) toolArgs(rows []string, id, node string, o, n *graph.Operatio
 			d.propertyAdded(ptr, ctx, np.required, false)
 		case !inNew:
 			d.propertyRemoved(ptr, ctx, op.required, inputClosed)
+		case scalarListChange(op.doc, op.schema, np.doc, np.schema) && slices.ContainsFunc(rows, isCLIRow):
+			// A CLI flag of a list is the flag repeated: --vet dr_lee
+			// is a list of one, as ?vet=dr_lee is on HTTP. CLI callers
+			// see the change as the query string does; MCP and Agent
+			// callers send JSON, where a string is not a list.
+			cli := slices.DeleteFunc(slices.Clone(rows), func(r string) bool { return !isCLIRow(r) })
+			json := slices.DeleteFunc(slices.Clone(rows), isCLIRow)
+			d.property(ptr, ctx, op.schema, np.schema, op.required, np.required, true)
+			c.addSchemaFindings(cli, id, node, unit, "", d.out)
+			if len(json) > 0 {
+				d = newSchemaDiff(Request, op.doc, np.doc, diffOptions{unit: unit, vals: c.vals, defs: c.defIndexes()})
+				d.property(ptr, ctx, op.schema, np.schema, op.required, np.required, false)
+				c.addSchemaFindings(json, id, node, unit, "", d.out)
+			}
+			continue
 		default:
 			d.property(ptr, ctx, op.schema, np.schema, op.required, np.required, false)
 		}
 		c.addSchemaFindings(rows, id, node, unit, "", d.out)
 	}
 	return nil
+}
+
+// isCLIRow reports whether a surface label is a CLI command.
+func isCLIRow(label string) bool { return strings.HasPrefix(label, "CLI ") }
+
+// scalarListChange reports whether a property went from a scalar to a
+// list or back (the types queryParam compares as repeated keys).
+func scalarListChange(oldRoot, oldS, newRoot, newS any) bool {
+	o, n := resolve(oldRoot, oldS).m, resolve(newRoot, newS).m
+	if o == nil || n == nil {
+		return false
+	}
+	ot, nt := typeSet(o), typeSet(n)
+	list := []string{"array"}
+	return isScalar(ot) && slices.Equal(nt, list) || slices.Equal(ot, list) && isScalar(nt)
 }
 
 func withoutProperties(m map[string]any) map[string]any {
