@@ -22,6 +22,12 @@ import (
 // definition compared with itself goes no deeper).
 const maxInclusionDepth = 24
 
+// maxInclusionVisits bounds the schema pairs the inclusion decisions of
+// one comparison visit in all: a schema whose definitions refer to one
+// another twice over is a tree of exponential size, and past the budget
+// the sets are undecided (the walk branch by branch decides alone).
+const maxInclusionVisits = 4000
+
 // constraintKeys lists the keywords includes understands; a schema with
 // any other keyword (not, if, patternProperties, …) is undecided.
 var inclusionKeys = map[string]bool{
@@ -38,7 +44,7 @@ var inclusionKeys = map[string]bool{
 // admits is admitted by b (in bRoot); known is false when that is not
 // decided here.
 func (d *schemaDiff) includes(aRoot, a, bRoot, b any, depth int) (yes, known bool) {
-	if depth > maxInclusionDepth {
+	if d.inclusionBudget--; depth > maxInclusionDepth || d.inclusionBudget < 0 {
 		return false, false
 	}
 	ar, br := resolve(aRoot, a), resolve(bRoot, b)

@@ -128,6 +128,7 @@ type schemaDiff struct {
 	out              []schemaFinding
 	inlinedAt        string // the pointer of the inlined definition being compared (see inlinedChange)
 	wholeSetAt       string // the pointer of the union decided on whole sets being compared (see wholeSet)
+	inclusionBudget  int    // schema pairs includes may still visit (see setEffect)
 	visits           int    // node pairs compared (bounded by maxCompareNodes)
 	truncated        bool   // the bound was hit
 }
@@ -136,7 +137,7 @@ func newSchemaDiff(dir Direction, oldRoot, newRoot any, opts diffOptions) *schem
 	if opts.vals == nil {
 		opts.vals = newValueChecker()
 	}
-	return &schemaDiff{dir: dir, opts: opts, vals: opts.vals, oldRoot: oldRoot, newRoot: newRoot, active: map[string]bool{}}
+	return &schemaDiff{dir: dir, opts: opts, vals: opts.vals, oldRoot: oldRoot, newRoot: newRoot, active: map[string]bool{}, inclusionBudget: maxInclusionVisits}
 }
 
 // diffSchemas compares the canonical schema documents old and new (either
