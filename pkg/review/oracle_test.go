@@ -88,6 +88,9 @@ var oasdiffWaivers = map[string]string{
 	"billing/refund-conditional-note-dropped request-body-any-of-removed":    "the variants collapsed into one object that accepts each of them: the request widened",
 	"billing/refund-conditional-note-dropped request-body-type-changed":      "the variants (all objects) collapsed into one object that accepts each of them",
 	"billing/refund-conditional-note-dropped new-required-request-property":  "charge and reason were required in every old variant already",
+	"billing/refund-tagged-variants-collapse request-body-any-of-removed":    "the tagged variants collapsed into one object that accepts each of them: the request widened",
+	"billing/refund-tagged-variants-collapse request-body-type-changed":      "the variants (all objects) collapsed into one object that accepts each of them",
+	"billing/refund-tagged-variants-collapse new-required-request-property":  "charge and kind were required in every old variant already",
 }
 
 // oraclePair is one old/new pair the oracle runs on.
