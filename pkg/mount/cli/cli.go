@@ -464,6 +464,13 @@ func (a *App) runNative(ctx context.Context, c *command, args map[string]any) (o
 		}
 	}()
 	if c.input != nil {
+		// The handler sees what CUE would have produced, as an operation's
+		// does: defaults first, then validation (DESIGN invariant 3).
+		if v, _ := c.input.ApplyDefaults(args); v != nil {
+			if m, ok := v.(map[string]any); ok {
+				args = m
+			}
+		}
 		if err := c.input.Validate(args); err != nil {
 			var ve *validate.Error
 			if errors.As(err, &ve) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
@@ -294,6 +295,45 @@ func TestCLIOnlyCommand(t *testing.T) {
 	res := runApp(t, a, "", "doctor", "--verbose", "--json")
 	if res.code != 0 || res.stdout != `{"ok":true,"problems":[]}`+"\n" || got[0]["verbose"] != true {
 		t.Fatalf("exit %d %q %q %v", res.code, res.stdout, res.stderr, got)
+	}
+}
+
+// A CLI-only command's handler receives its input with the contract's
+// defaults applied, as an operation's handler does; the flag that is given
+// keeps its value. (Before the fix runNative validated the input but
+// handed over the flags alone: level was missing.)
+func TestCLIOnlyCommandDefaults(t *testing.T) {
+	g := mounttest.Tasks(t)
+	in, err := g.AddSchema(map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{
+		"verbose": map[string]any{"type": "boolean"},
+		"level":   map[string]any{"type": "integer", "default": 3, "minimum": 1, "maximum": 5},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range g.CliCommands {
+		if g.CliCommands[i].Name == "doctor" {
+			g.CliCommands[i].Input = in
+		}
+	}
+	var got map[string]any
+	a, err := New(g, &Options{Commands: map[string]CommandFunc{"doctor": func(ctx context.Context, in map[string]any) (json.RawMessage, error) {
+		got = in
+		return json.RawMessage(`{"ok":true,"problems":[]}`), nil
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := runApp(t, a, "", "doctor", "--verbose")
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	if got["verbose"] != true || fmt.Sprint(got["level"]) != "3" {
+		t.Fatalf("the handler got %v; want verbose true and level 3 (the default)", got)
+	}
+	res = runApp(t, a, "", "doctor", "--level", "5")
+	if res.code != 0 || fmt.Sprint(got["level"]) != "5" {
+		t.Fatalf("exit %d %s: the handler got %v; want level 5 as given", res.code, res.stderr, got)
 	}
 }
 
