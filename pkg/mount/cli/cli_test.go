@@ -337,6 +337,36 @@ func TestCLIOnlyCommandDefaults(t *testing.T) {
 	}
 }
 
+// Help says what the schema says beyond a flag's type: its default,
+// numeric bounds, length and item bounds, pattern and format.
+func TestHelpConstraints(t *testing.T) {
+	g := mounttest.Tasks(t)
+	in, err := g.AddSchema(map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{
+		"level": map[string]any{"type": "integer", "default": 2, "minimum": 1, "exclusiveMaximum": 6},
+		"since": map[string]any{"type": "string", "format": "date-time"},
+		"code":  map[string]any{"type": "string", "pattern": "^[a-z]+$", "maxLength": 8},
+		"tags":  map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "maxItems": 3},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range g.CliCommands {
+		if g.CliCommands[i].Name == "doctor" {
+			g.CliCommands[i].Input = in
+		}
+	}
+	a, err := New(g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runApp(t, a, "", "doctor", "--help")
+	for _, want := range []string{"[default 2; >=1 <6]", "[format date-time]", "[max length 8; pattern ^[a-z]+$]", "[max items 3]"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("help lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
 // A field named like a framework flag is refused when the tree is built.
 func TestReservedFlagCollision(t *testing.T) {
 	g := flagsGraph(t)
@@ -382,8 +412,9 @@ func TestRemoteAgainstHTTPMount(t *testing.T) {
 	if q, _ := graph.Canonical(seen[0].Query); string(q) != `{"done":true,"limit":2,"tag":["docs","x-y"]}` || seen[0].Source != mount.SourceHTTP {
 		t.Fatalf("query %s source %s", q, seen[0].Source)
 	}
+	// TASK_NOT_FOUND has status 404: it exits 4, as NOT_FOUND does.
 	res = runApp(t, a, "", "get_task", "--id", "t_1")
-	if res.code != 1 || !strings.Contains(res.stderr, `"error": "TASK_NOT_FOUND"`) {
+	if res.code != 4 || !strings.Contains(res.stderr, `"error": "TASK_NOT_FOUND"`) {
 		t.Fatalf("exit %d %s", res.code, res.stderr)
 	}
 	res = runApp(t, a, "", "list_tasks", "--limit", "0")
