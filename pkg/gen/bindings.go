@@ -147,7 +147,11 @@ func (m *model) emitBindings(p *printer, svcs []*svcBinding, codes map[string]st
 		p.s("// its operation declares by returning mount.NewError(code, message); an\n")
 		p.s("// empty message sends the contract's.\nconst (\n")
 		for _, e := range m.g.Errors {
-			p.f("// %s is %d: %s\n%s = %q\n", codes[e.Code], e.Status, e.Message, codes[e.Code], e.Code)
+			msg := strings.TrimSpace(e.Message)
+			if msg != "" && !strings.HasSuffix(msg, ".") {
+				msg += "."
+			}
+			p.f("// %s is %s (HTTP %d): %s\n%s = %q\n", codes[e.Code], e.Code, e.Status, msg, codes[e.Code], e.Code)
 		}
 		p.s(")\n\n")
 	}

@@ -422,7 +422,7 @@ func (m *model) defType(d *schemaDoc, name string) (typeRef, bool) {
 			t = rawType
 		}
 		if t.expr != goName {
-			m.declareNamed(goName, nodeDoc(body), t)
+			m.declareNamed(goName, docOf(body, naming{where: "the definition #" + name}), t)
 		}
 	}
 	return m.named(goName), m.defNullable[goName]

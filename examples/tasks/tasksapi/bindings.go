@@ -14,13 +14,13 @@ import (
 // its operation declares by returning mount.NewError(code, message); an
 // empty message sends the contract's.
 const (
-	// CodeFileNotFound is 404: File not found
+	// CodeFileNotFound is FILE_NOT_FOUND (HTTP 404): File not found.
 	CodeFileNotFound = "FILE_NOT_FOUND"
-	// CodeFileTooLarge is 413: File is too large
+	// CodeFileTooLarge is FILE_TOO_LARGE (HTTP 413): File is too large.
 	CodeFileTooLarge = "FILE_TOO_LARGE"
-	// CodeTaskConflict is 409: A task with this title already exists
+	// CodeTaskConflict is TASK_CONFLICT (HTTP 409): A task with this title already exists.
 	CodeTaskConflict = "TASK_CONFLICT"
-	// CodeTaskNotFound is 404: Task not found
+	// CodeTaskNotFound is TASK_NOT_FOUND (HTTP 404): Task not found.
 	CodeTaskNotFound = "TASK_NOT_FOUND"
 )
 

@@ -20,7 +20,7 @@ type File struct {
 	Size int64  `json:"size"`
 }
 
-// Tag is a string.
+// Tag is the definition #Tag.
 type Tag string
 
 // Tags: #Tags is named so schemas can share it. (A reference to the optional
