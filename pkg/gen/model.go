@@ -533,7 +533,7 @@ func (m *model) rootType(r rootSchema) string {
 		}
 	}
 	if m.isNullable(d, d.rootB) {
-		t, _ := m.typeOf(d, d.rootB, naming{hint: name + "Value"})
+		t, _ := m.typeOf(d, d.rootB, naming{hint: name + "Value", where: name + "'s value when it is not null"})
 		m.add(&decl{name: name, doc: doc + "\n\nIt may be null.", kind: kindAlias, underlying: ptrIf(!t.nilable, t.expr)})
 		return name
 	}
