@@ -243,7 +243,7 @@ func (m *model) emitTuple(p *printer, d *decl) {
 	m.imports["fmt"] = true
 	n := len(d.elems)
 	p.doc(d.name, d.doc, fmt.Sprintf("is a JSON array of %d positions.", n))
-	p.f("//\n// It is written and read as a JSON array: Item0 is position 0, and so on.\n")
+	p.f("//\n// It is written and read as a JSON array, one field per position in order.\n")
 	p.f("type %s struct {\n", d.name)
 	p.s(noCompare)
 	for _, f := range d.elems {

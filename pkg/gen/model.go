@@ -1104,7 +1104,18 @@ func (m *model) tupleType(d *schemaDoc, n map[string]any, prefix []any, nm namin
 		members: newNamespace("MarshalJSON", "UnmarshalJSON")})
 	for i, p := range prefix {
 		t, nullable := m.typeOf(d, p, naming{hint: name + "Item" + strconv.Itoa(i), where: fmt.Sprintf("the type of position %d of %s", i, name)})
-		f := &field{goName: tu.members.claim("Item" + strconv.Itoa(i)), base: t, doc: nodeDoc(p)}
+		// An element that is a definition is named after it (Task);
+		// another after its position (Item1): both depend on the element
+		// alone.
+		elem := "Item" + strconv.Itoa(i)
+		if pm, ok := p.(map[string]any); ok {
+			if ref, ok := pureRef(pm); ok {
+				if _, def, _, ok := m.resolve(d, ref); ok && def != "" && m.defName[defID{d.digest, def}] == t.expr {
+					elem = t.expr
+				}
+			}
+		}
+		f := &field{goName: tu.members.claim(elem), base: t, doc: nodeDoc(p)}
 		// omit marks a trailing element that may be absent.
 		f.omit = i >= minItems
 		switch {

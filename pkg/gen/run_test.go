@@ -388,7 +388,7 @@ func behaviour() int {
 		fmt.Printf("FAIL exact property names: %+v %v\n", o, err)
 	}
 	// Tuples are arrays.
-	expect("tuple", tasksapi.BoardTaskChangedArgs{Item0: tasksapi.Task{ID: "t_1", Title: "x"}}, ` + "`" + `[{"done":false,"id":"t_1","title":"x"}]` + "`" + `)
+	expect("tuple", tasksapi.BoardTaskChangedArgs{Task: tasksapi.Task{ID: "t_1", Title: "x"}}, ` + "`" + `[{"done":false,"id":"t_1","title":"x"}]` + "`" + `)
 	var tu schemasapi.TuplerestCommandInput
 	expectErr("short tuple", json.Unmarshal([]byte("[]"), &tu), "want at least 1")
 	_, err = json.Marshal(schemasapi.TuplerestCommandInput{Item0: "a", Rest: []bool{true}})

@@ -433,17 +433,17 @@ func (v DoctorCommandOutput) MarshalJSON() ([]byte, error) {
 // BoardTaskChangedArgs is the arguments of the realtime event
 // board.taskChanged (serverToClient): A task was created or changed.
 //
-// It is written and read as a JSON array: Item0 is position 0, and so on.
+// It is written and read as a JSON array, one field per position in order.
 type BoardTaskChangedArgs struct {
 	_ [0]func() // not comparable: fields may be added (docs/gen.md)
 
-	Item0 Task
+	Task Task
 }
 
 // MarshalJSON writes t as a JSON array.
 func (t BoardTaskChangedArgs) MarshalJSON() ([]byte, error) {
 	a := make([]any, 0, 1)
-	a = append(a, t.Item0)
+	a = append(a, t.Task)
 	return json.Marshal(a)
 }
 
@@ -460,7 +460,7 @@ func (t *BoardTaskChangedArgs) UnmarshalJSON(b []byte) error {
 	if len(a) > 1 {
 		return fmt.Errorf("tasksapi.BoardTaskChangedArgs: %d elements, want at most 1", len(a))
 	}
-	if err := json.Unmarshal(a[0], &t.Item0); err != nil {
+	if err := json.Unmarshal(a[0], &t.Task); err != nil {
 		return fmt.Errorf("tasksapi.BoardTaskChangedArgs[0]: %w", err)
 	}
 	return nil
@@ -469,7 +469,7 @@ func (t *BoardTaskChangedArgs) UnmarshalJSON(b []byte) error {
 // BoardWatchArgs is the arguments of the realtime event board.watch
 // (clientToServer): Start watching a board; acknowledged with ok.
 //
-// It is written and read as a JSON array: Item0 is position 0, and so on.
+// It is written and read as a JSON array, one field per position in order.
 type BoardWatchArgs struct {
 	_ [0]func() // not comparable: fields may be added (docs/gen.md)
 
