@@ -41,6 +41,7 @@ func ExampleGenerate() {
 	//     type NotesService interface {
 	//     Create(ctx context.Context, in NotesCreateInput) (NotesCreateOutput, error)
 	//     List(ctx context.Context) (NotesListOutput, error)
+	//     mustEmbedUnimplementedNotesService()
 	//     }
 	// graph.go
 	// graph.json

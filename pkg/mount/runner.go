@@ -223,7 +223,10 @@ func (r *Runner) normalize(ctx context.Context, ep *Endpoint, from origin, err e
 		r.logInternal(ctx, ep, "error code not in the registry", err)
 		return internalError()
 	}
-	if from == fromHandler && ep != nil && !ep.allowed[string(e.Code)] {
+	// NOT_IMPLEMENTED is a handler's own answer for a method it has not
+	// written yet (a generated Unimplemented… default): it says nothing
+	// about the operation's domain, so it needs no declaration.
+	if from == fromHandler && ep != nil && !ep.allowed[string(e.Code)] && e.Code != CodeNotImplemented {
 		r.logInternal(ctx, ep, "handler answered a code its operation does not declare (add it to the operation's errors)", err)
 		return internalError()
 	}

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"net/http"
 
 	"stitchkit.dev/stitchkit/examples/tasks/tasksapi"
@@ -39,15 +38,11 @@ func (a *App) newBoard() error {
 	if err != nil {
 		return err
 	}
-	if err := a.board.Handle("watch", func(_ context.Context, conn *realtime.Conn[struct{}], args realtime.Args) (any, error) {
-		var w tasksapi.BoardWatchArgs
-		if err := json.Unmarshal(args.JSON(), &w); err != nil {
-			return nil, err
+	if err := tasksapi.HandleBoardWatch(a.board, func(_ context.Context, conn *realtime.Conn[struct{}], w tasksapi.BoardWatchArgsItem0) (tasksapi.BoardWatchAck, error) {
+		if err := conn.Join(boardRoom(w.Board)); err != nil {
+			return tasksapi.BoardWatchAck{}, err
 		}
-		if err := conn.Join(boardRoom(w.Item0.Board)); err != nil {
-			return nil, err
-		}
-		return tasksapi.BoardWatchAck{Ok: true}, nil
+		return tasksapi.BoardWatchAck{OK: true}, nil
 	}); err != nil {
 		return err
 	}
@@ -72,7 +67,7 @@ func (a *App) emitChanged(ctx context.Context, t tasksapi.Task) {
 		}
 	}
 	for _, room := range rooms {
-		if err := a.board.Room(room).Emit(context.WithoutCancel(ctx), "taskChanged", t); err != nil {
+		if err := tasksapi.EmitBoardTaskChanged(context.WithoutCancel(ctx), a.board.Room(room), t); err != nil {
 			a.logger().Error("realtime: taskChanged", "room", room, "err", err)
 		}
 	}

@@ -61,7 +61,7 @@ func watcher(t *testing.T, url, board string) chan tasksapi.Task {
 			return nil, err
 		}
 		select {
-		case got <- a.Item0:
+		case got <- a.Task:
 		case <-ctx.Done(): // Close waits for handlers: never block it
 		}
 		return nil, nil

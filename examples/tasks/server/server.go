@@ -74,7 +74,7 @@ func New(store Store, opts *Options) (*App, error) {
 	if opts != nil {
 		a.opts = *opts
 	}
-	impl, err := tasksapi.Register(tasksapi.Services{Tasks: tasks{a}, Files: files{a}, Runtime: runtime{a}})
+	impl, err := tasksapi.Register(tasksapi.Services{Tasks: tasks{app: a}, Files: files{app: a}, Runtime: runtime{app: a}})
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,10 @@ const (
 )
 
 // tasks implements tasksapi.TasksService over a Store.
-type tasks struct{ app *App }
+type tasks struct {
+	tasksapi.UnimplementedTasksService
+	app *App
+}
 
 var _ tasksapi.TasksService = tasks{}
 
@@ -156,7 +159,10 @@ func (s tasks) Purge(ctx context.Context, q tasksapi.TasksPurgeQuery) error {
 }
 
 // files implements tasksapi.FilesService over a Store.
-type files struct{ app *App }
+type files struct {
+	tasksapi.UnimplementedFilesService
+	app *App
+}
 
 var _ tasksapi.FilesService = files{}
 
@@ -187,7 +193,10 @@ func (s files) Upload(ctx context.Context, p tasksapi.FilesUploadParams, in task
 }
 
 // runtime implements tasksapi.RuntimeTools.
-type runtime struct{ app *App }
+type runtime struct {
+	tasksapi.UnimplementedRuntimeTools
+	app *App
+}
 
 var _ tasksapi.RuntimeTools = runtime{}
 

@@ -63,6 +63,10 @@ var DefaultExitCodes = map[string]int{
 	"INTERNAL_SERVER_ERROR": 1,
 }
 
+// statusExitCodes gives an application error code the exit code of the
+// framework code with its HTTP status; any other status exits 1.
+var statusExitCodes = map[int]int{401: 2, 403: 3, 404: 4, 409: 5, 429: 6, 408: 7, 504: 7}
+
 // Options configures [New]; nil means defaults.
 type Options struct {
 	// Name is the root command's name (the graph's name when empty).
@@ -150,6 +154,17 @@ func New(p *project.Projection, opts *Options) (*App, error) {
 	a := &App{opts: *opts, g: g, exit: map[string]int{}, stdin: opts.Stdin, stdout: opts.Stdout, stderr: opts.Stderr}
 	for k, v := range DefaultExitCodes {
 		a.exit[k] = v
+	}
+	// An application code exits like the framework code of its HTTP
+	// status (TASK_NOT_FOUND, 404, exits 4 as NOT_FOUND does), so a
+	// script can test for "not found" whatever the contract calls it.
+	for _, e := range g.Errors {
+		if _, framework := DefaultExitCodes[e.Code]; !framework {
+			a.exit[e.Code] = statusExitCodes[e.Status]
+			if a.exit[e.Code] == 0 {
+				a.exit[e.Code] = 1
+			}
+		}
 	}
 	for k, v := range opts.ExitCodes {
 		a.exit[k] = v
@@ -348,7 +363,8 @@ func (a *App) RunWith(ctx context.Context, args []string, stdin io.Reader, stdou
 
 // Run executes one command line (without the program name) and returns
 // the exit code: 0 on success, else the code's exit code
-// ([DefaultExitCodes], Options.ExitCodes; 1 for any other code). An App
+// ([DefaultExitCodes]; an application code by its HTTP status, see
+// docs/cli.md; Options.ExitCodes; 1 for any other code). An App
 // runs one command line at a time.
 func (a *App) Run(ctx context.Context, args []string) int {
 	for _, c := range a.commands {
@@ -463,6 +479,13 @@ func (a *App) runNative(ctx context.Context, c *command, args map[string]any) (o
 		}
 	}()
 	if c.input != nil {
+		// The handler sees what CUE would have produced, as an operation's
+		// does: defaults first, then validation (DESIGN invariant 3).
+		if v, _ := c.input.ApplyDefaults(args); v != nil {
+			if m, ok := v.(map[string]any); ok {
+				args = m
+			}
+		}
 		if err := c.input.Validate(args); err != nil {
 			var ve *validate.Error
 			if errors.As(err, &ve) {

@@ -42,6 +42,8 @@ type field struct {
 	required bool
 	enum     []string
 	desc     string
+	// notes are the constraints --help shows: default, bounds, format.
+	notes []string
 	// children are the dotted flags of an object field's properties.
 	children []*field
 	// open: an object field that takes keys it does not declare (a map,
@@ -109,6 +111,7 @@ func objectFields(root, s any, prefix []string, depth int) []*field {
 			if d, ok := p.(map[string]any)["description"].(string); ok && f.desc == "" {
 				f.desc = d
 			}
+			f.notes = append(f.notes, constraintsOf(root, p)...)
 		}
 		if len(kinds) == 1 {
 			for k := range kinds {
@@ -119,6 +122,7 @@ func objectFields(root, s any, prefix []string, depth int) []*field {
 		}
 		slices.Sort(f.enum)
 		f.enum = slices.Compact(f.enum)
+		f.notes = slices.Compact(f.notes)
 		if f.kind == kindObject && depth+1 < maxDotted {
 			for _, p := range props[name] {
 				f.children = append(f.children, objectFields(root, p, f.path, depth+1)...)
@@ -270,6 +274,9 @@ func register(fs *pflag.FlagSet, f *field) {
 	}
 	if len(f.enum) > 0 {
 		usage = strings.TrimSpace(usage + " one of: " + strings.Join(f.enum, ", "))
+	}
+	if len(f.notes) > 0 {
+		usage = strings.TrimSpace(usage + " [" + strings.Join(f.notes, "; ") + "]")
 	}
 	switch {
 	case f.kind == kindArray:
@@ -517,4 +524,50 @@ func describe(fields []*field) string {
 		return ""
 	}
 	return fmt.Sprintf("Required: %s.", strings.Join(req, ", "))
+}
+
+// constraintsOf lists what --help says about a property beyond its type,
+// from the schema the runner validates with (through $ref and allOf):
+// its default, numeric bounds, length and item bounds, pattern and
+// format, in that order.
+func constraintsOf(root, s any) []string {
+	var out []string
+	num := func(m map[string]any, k string) (string, bool) {
+		v, ok := m[k]
+		if !ok {
+			return "", false
+		}
+		b, err := json.Marshal(v)
+		return string(b), err == nil
+	}
+	for _, m := range schematree.Applicable(root, s) {
+		if d, ok := num(m, "default"); ok {
+			out = append(out, "default "+d)
+		}
+		var bounds []string
+		for _, b := range []struct{ key, op string }{
+			{"minimum", ">="}, {"exclusiveMinimum", ">"}, {"maximum", "<="}, {"exclusiveMaximum", "<"},
+		} {
+			if v, ok := num(m, b.key); ok {
+				bounds = append(bounds, b.op+v)
+			}
+		}
+		if len(bounds) > 0 {
+			out = append(out, strings.Join(bounds, " "))
+		}
+		for _, b := range []struct{ key, label string }{
+			{"minLength", "min length"}, {"maxLength", "max length"}, {"minItems", "min items"}, {"maxItems", "max items"},
+		} {
+			if v, ok := num(m, b.key); ok {
+				out = append(out, b.label+" "+v)
+			}
+		}
+		if p, ok := m["pattern"].(string); ok {
+			out = append(out, "pattern "+p)
+		}
+		if f, ok := m["format"].(string); ok {
+			out = append(out, "format "+f)
+		}
+	}
+	return out
 }
