@@ -58,6 +58,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/mount"
@@ -84,6 +85,10 @@ type Options struct {
 	// request's own X-Request-Id when it is 1–128 characters of
 	// [A-Za-z0-9._:-], else a fresh process-unique id.
 	RequestID func(*http.Request) string
+	// Challenge is the WWW-Authenticate value of a 401 answer ("Bearer"
+	// when empty), e.g. `Bearer realm="tasks"`. RFC 9110 §11.6.1 requires
+	// the header on every 401; a hook that set one already keeps it.
+	Challenge string
 }
 
 // CORS configures cross-origin resource sharing.
@@ -200,6 +205,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.opts.CORS != nil && h.cors(w, r) {
 		return
 	}
+	if !utf8.ValidString(r.URL.Path) {
+		// A path is text: bytes that are not UTF-8 would reach handlers as
+		// names that cannot be listed back or fetched again.
+		h.writeError(w, r, h.runner.Normalize(r.Context(), nil, mount.NewError("BAD_REQUEST", "The request path is not valid UTF-8")))
+		return
+	}
 	p := cleanCheckPath(r.URL)
 	if !isCleanPath(p) {
 		h.writeError(w, r, h.runner.Normalize(r.Context(), nil, mount.NewError("NOT_FOUND", "")))
@@ -311,14 +322,17 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.URL.RawQuery != "" {
 		q, err := url.ParseQuery(r.URL.RawQuery)
-		if err != nil {
+		switch {
+		case err != nil:
 			req.Query.Err = mount.NewError("BAD_REQUEST", "Malformed query string")
-		} else {
+		case !validQuery(r.URL.RawQuery, q):
+			req.Query.Err = mount.NewError("BAD_REQUEST", "The query string is not valid UTF-8")
+		default:
 			req.Query.Wire = q
 		}
 	}
 	if rt.ep.HasInput() {
-		req.Body = func() ([]byte, error) { return rt.readBody(w, r) }
+		req.Body = func() ([]byte, error) { return rt.readBody(r) }
 	}
 	res := rt.ep.Call(r.Context(), &req)
 	if res.Err != nil {
@@ -344,7 +358,7 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // readBody reads the JSON body under the route's cap. It runs only after
 // authorization, as the runner's Request.Body.
-func (rt *route) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+func (rt *route) readBody(r *http.Request) ([]byte, error) {
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
 		return nil, nil
 	}
@@ -360,16 +374,7 @@ func (rt *route) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 		// decode is 415 (read as JSON it would be "malformed").
 		return nil, mount.Errorf("UNSUPPORTED_MEDIA_TYPE", "A request body must not be encoded (Content-Encoding %s)", ce)
 	}
-	var b []byte
-	var err error
-	if r.ContentLength > 0 {
-		// A declared length within the cap is read exactly, so the cap
-		// cannot be crossed: no MaxBytesReader needed.
-		b = make([]byte, r.ContentLength)
-		_, err = io.ReadFull(r.Body, b)
-	} else {
-		b, err = io.ReadAll(http.MaxBytesReader(w, r.Body, rt.maxBody))
-	}
+	b, err := readCapped(r.Body, r.ContentLength, rt.maxBody)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -381,6 +386,73 @@ func (rt *route) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 		return nil, unsupported(r)
 	}
 	return b, nil
+}
+
+// validQuery reports whether every key and value of q is UTF-8. A raw
+// query of ASCII with no escape decodes to ASCII, so the common case is
+// one scan.
+func validQuery(raw string, q url.Values) bool {
+	ascii := true
+	for i := 0; i < len(raw); i++ {
+		if raw[i] == '%' || raw[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return true
+	}
+	for k, vs := range q {
+		if !utf8.ValidString(k) {
+			return false
+		}
+		for _, v := range vs {
+			if !utf8.ValidString(v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// bodyChunk is the most readCapped allocates ahead of the bytes that have
+// arrived: a declared Content-Length is a claim, not bytes, so a client
+// that declares 1 MiB and sends a byte a second holds one chunk, not
+// 1 MiB.
+const bodyChunk = 16 << 10
+
+// readCapped reads a body of declared length n (-1 when unknown) under
+// limit, growing its buffer only as bytes arrive. More than limit bytes
+// is a *http.MaxBytesError; fewer than a declared length is
+// io.ErrUnexpectedEOF.
+func readCapped(body io.Reader, n, limit int64) ([]byte, error) {
+	size := int64(bodyChunk)
+	if n >= 0 && n < size {
+		size = n + 1 // room to see the end without growing
+	}
+	b := make([]byte, 0, size)
+	lr := io.LimitReader(body, limit+1)
+	for {
+		if len(b) == cap(b) {
+			// Double, but never allocate more than one chunk beyond what
+			// has arrived.
+			b = slices.Grow(b, min(max(len(b), bodyChunk), bodyChunk*4))
+		}
+		m, err := lr.Read(b[len(b):cap(b)])
+		b = b[:len(b)+m]
+		if int64(len(b)) > limit {
+			return nil, &http.MaxBytesError{Limit: limit}
+		}
+		if err == io.EOF {
+			if n > 0 && int64(len(b)) < n {
+				return nil, io.ErrUnexpectedEOF
+			}
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 func tooLarge(limit int64) *mount.Error {
@@ -419,7 +491,15 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, e *mount.Er
 	hd.Set("Content-Type", "application/json")
 	hd.Set("Content-Length", strconv.Itoa(len(body)))
 	hd.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(e.HTTPStatus())
+	status := e.HTTPStatus()
+	if status == http.StatusUnauthorized && hd.Get("WWW-Authenticate") == "" {
+		c := h.opts.Challenge
+		if c == "" {
+			c = "Bearer"
+		}
+		hd.Set("WWW-Authenticate", c)
+	}
+	w.WriteHeader(status)
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(body)
 	}
