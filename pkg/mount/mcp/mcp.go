@@ -1,16 +1,15 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"mime"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -422,21 +421,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeHTTPError(w, r, e)
 		return
 	}
-	if r.Method == http.MethodPost && r.ContentLength < 0 {
-		// A body of unknown length (chunked): read it here, under the cap,
-		// so that one too long is our 413, not the SDK's plain text.
-		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
-		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				h.writeHTTPError(w, r, mount.Errorf("PAYLOAD_TOO_LARGE", "Request body exceeds the %d byte limit", h.maxBody))
-			} else {
-				h.writeHTTPError(w, r, mount.NewError("BAD_REQUEST", "The request body could not be read").WithCause(err))
-			}
+	var body []byte
+	if r.Method == http.MethodPost {
+		var ok bool
+		if body, ok = h.readMessage(w, r); !ok {
 			return
 		}
-		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
 	}
+	pw := &plainErrors{ResponseWriter: w}
+	defer pw.finish(h, r, body)
+	w = pw
 	s := h.surfaces[name]
 	if h.owners != nil {
 		if !h.owners.serveOwned(s.http, w, r, h.opts.SessionOwner(r.Context())) {
@@ -453,8 +447,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Content-Type is not application/json (415) or whose Accept takes neither
 // application/json nor text/event-stream (400). Its rules are the SDK's
 // (v1.8.0, streamable.go), so nothing it accepts is refused here. A stateless
-// DELETE is left to the SDK (a compatibility setting of its own may accept
-// it).
+// DELETE is refused too: there is no session to delete.
 func (h *Handler) refuseTransport(w http.ResponseWriter, r *http.Request) *mount.Error {
 	allow := "POST"
 	if h.opts.Stateful {
@@ -469,6 +462,10 @@ func (h *Handler) refuseTransport(w http.ResponseWriter, r *http.Request) *mount
 		}
 		return nil
 	case http.MethodDelete:
+		if !h.opts.Stateful {
+			w.Header().Set("Allow", allow)
+			return mount.NewError("METHOD_NOT_ALLOWED", "An MCP endpoint without sessions takes POST only")
+		}
 		return nil
 	default:
 		w.Header().Set("Allow", allow)
@@ -600,10 +597,12 @@ func (h *Handler) Run(ctx context.Context, surface string, t sdk.Transport) erro
 }
 
 // ServeStdio serves one surface over standard input and output (what
-// Claude Desktop and the MCP Inspector start as a child process). Nothing
-// else may write to standard output meanwhile.
+// Claude Desktop and the MCP Inspector start as a child process), as
+// [Handler.ServeLines] does: a garbage line is answered with a JSON-RPC
+// error, and requests still running when the input ends are answered.
+// Nothing else may write to standard output meanwhile.
 func (h *Handler) ServeStdio(ctx context.Context, surface string) error {
-	return h.Run(ctx, surface, &sdk.StdioTransport{})
+	return h.ServeLines(ctx, surface, os.Stdin, os.Stdout)
 }
 
 func quoteAll(names []string) string {
