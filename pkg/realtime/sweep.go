@@ -19,9 +19,14 @@ const sweepTick = 10 * time.Millisecond
 // write to each directly. That is the peer's loop of WritePreparedMessage
 // calls, made parallel, without a goroutine per connection — and without
 // the peer's flaw that one connection whose socket is full stalls
-// everyone behind it: when no connection has been taken for sweepTick
-// while some are still waiting, another worker joins, so each stalled
-// write holds up only the worker that is stuck in it.
+// everyone behind it: when no connection has been taken for a whole
+// sweepTick while some are still waiting, the sweep stops and hands each
+// of them a writer goroutine of its own (Conn.handoff). A stuck write
+// then holds up only its own connection, and a client behind it waits at
+// most one tick (10 ms) more than it would for its own socket. While it
+// waits its queue does not count against SendQueue (Conn.waiting), so a
+// slow consumer can never get another client closed: a connection is
+// closed as slow only for frames its own socket did not take.
 //
 // Half the CPUs, not all: the writes are system calls, and a broadcast
 // that took every CPU would stop the rest of the server — its readers,
@@ -96,6 +101,7 @@ func (sw *sweep[I]) work() {
 			break
 		}
 		c := sw.conns[i]
+		c.waiting.Store(false)
 		// since before conn: a watchdog that sees conn sees its start.
 		w.since.Store(sw.now.Load())
 		w.conn.Store(c)
@@ -109,8 +115,8 @@ func (sw *sweep[I]) work() {
 }
 
 // tick is the watchdog: it closes connections whose write has outlived
-// the write timeout, adds a worker when the sweep has stalled, and
-// re-arms itself while workers run.
+// the write timeout, hands the connections not yet taken writers of their
+// own when the sweep has stalled, and re-arms itself while workers run.
 func (sw *sweep[I]) tick() {
 	if sw.live.Load() == 0 {
 		return // the last worker has left
@@ -127,18 +133,18 @@ func (sw *sweep[I]) tick() {
 		}
 	}
 	sw.mu.Unlock()
+	n := int64(len(sw.conns))
 	next := sw.next.Load()
-	if next < int64(len(sw.conns)) && next == sw.last {
-		for {
-			live := sw.live.Load()
-			if live == 0 {
-				return
-			}
-			if sw.live.CompareAndSwap(live, live+1) {
-				go sw.work()
-				break
-			}
+	if next < n && next == sw.last {
+		// Stalled: every worker is stuck in a write to a full socket.
+		// Each connection not yet taken gets a writer of its own, so no
+		// client waits on another's socket for more than this tick.
+		// Workers that come back find nothing left.
+		from := sw.next.Swap(n)
+		for i := from; i < n; i++ {
+			sw.conns[i].handoff(sw.pm)
 		}
+		next = n
 	}
 	sw.last = next
 	sw.timer.Reset(sweepTick)
