@@ -41,9 +41,9 @@ type Conn[I any] struct {
 	// none). Only the connection's current writer touches it.
 	deadlineSet bool
 
-	mu          sync.Mutex
-	cond        sync.Cond // signals inbox space (L = &mu)
-	queue       []outFrame
+	mu    sync.Mutex
+	cond  sync.Cond // signals inbox space (L = &mu)
+	queue []outFrame
 	// grace counts the frames at the head of queue that were queued while
 	// a sweep had claimed the connection but not reached it (waiting):
 	// the server's delay, not the client's, so they do not count against
