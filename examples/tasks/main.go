@@ -97,5 +97,9 @@ func run(ctx context.Context, addr string, out io.Writer) error {
 	// docs/limits.md) and, once ctx ends, closes the board's WebSockets
 	// (1001) beside the HTTP shutdown — http.Server.Shutdown leaves
 	// hijacked connections alone — returning nil whatever is in flight.
-	return httpserver.Run(ctx, httpserver.New(app.Handler(), nil), ln, nil, app.Shutdown)
+	return httpserver.Run(ctx, httpserver.New(app.Handler(), nil), ln, &httpserver.Options{ShutdownTimeout: shutdownTimeout}, app.Shutdown)
 }
+
+// shutdownTimeout is how long requests in flight may finish once the
+// server is told to stop (a variable, so a test can shorten it).
+var shutdownTimeout = httpserver.DefaultShutdownTimeout
