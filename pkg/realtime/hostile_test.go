@@ -56,6 +56,8 @@ func fanOut(t *testing.T, nslow, frames int) {
 	}
 	healthy := h.raw(t)
 	var got atomic.Int64
+	sent := make([]atomic.Int64, frames) // unix ns each broadcast was emitted
+	var maxLag atomic.Int64
 	ended := make(chan error, 1)
 	go func() {
 		for {
@@ -68,6 +70,9 @@ func fanOut(t *testing.T, nslow, frames int) {
 			if !strings.Contains(string(data), want) {
 				ended <- fmt.Errorf("frame %d out of order: %.80s", got.Load(), data)
 				return
+			}
+			if lag := time.Now().UnixNano() - sent[got.Load()].Load(); lag > maxLag.Load() {
+				maxLag.Store(lag)
 			}
 			got.Add(1)
 		}
@@ -83,6 +88,7 @@ func fanOut(t *testing.T, nslow, frames int) {
 	defer tick.Stop()
 	for i := range frames {
 		<-tick.C
+		sent[i].Store(time.Now().UnixNano())
 		if err := h.srv.Emit(ctx5(t), "message", map[string]any{"text": text, "from": fmt.Sprint(i)}); err != nil {
 			t.Fatalf("broadcast %d: %v", i, err)
 		}
@@ -103,8 +109,8 @@ func fanOut(t *testing.T, nslow, frames int) {
 	}
 	elapsed := time.Since(start)
 	st := h.srv.Stats()
-	t.Logf("%d frames of 2 KiB to %d clients in %s: healthy got %d; slow consumers closed %d; goroutines %d → %d",
-		frames, nslow+1, elapsed.Round(time.Millisecond), got.Load(), st.SlowConsumers, g0, runtime.NumGoroutine())
+	t.Logf("%d frames of 2 KiB to %d clients in %s: healthy got %d (longest wait %s); slow consumers closed %d; goroutines %d → %d",
+		frames, nslow+1, elapsed.Round(time.Millisecond), got.Load(), time.Duration(maxLag.Load()).Round(time.Millisecond), st.SlowConsumers, g0, runtime.NumGoroutine())
 	select {
 	case err := <-ended:
 		t.Fatalf("the healthy client's connection ended after it had every frame: %v", err)

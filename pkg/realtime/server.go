@@ -73,7 +73,7 @@ type Options[I any] struct {
 	// it as a socket deadline; a broadcast written straight to idle
 	// connections is bounded by its sweep's watchdog instead, which
 	// closes the connection at most 10 ms after the timeout. A client
-	// behind a stalled write waits at most one 10 ms tick for it: the
+	// behind a stalled write waits at most two 10 ms ticks for it: the
 	// sweep then hands every connection it has not reached a writer of
 	// its own.
 	WriteTimeout time.Duration

@@ -20,10 +20,12 @@ const sweepTick = 10 * time.Millisecond
 // calls, made parallel, without a goroutine per connection — and without
 // the peer's flaw that one connection whose socket is full stalls
 // everyone behind it: when no connection has been taken for a whole
-// sweepTick while some are still waiting, the sweep stops and hands each
-// of them a writer goroutine of its own (Conn.handoff). A stuck write
-// then holds up only its own connection, and a client behind it waits at
-// most one tick (10 ms) more than it would for its own socket. While it
+// sweepTick while some are still waiting, another worker joins (enough
+// when a worker merely was not scheduled), and when none has been taken
+// for a second tick the sweep stops and hands each of them a writer
+// goroutine of its own (Conn.handoff). A stuck write then holds up only
+// its own connection, and a client behind it waits at most two ticks
+// (20 ms) more than it would for its own socket. While it
 // waits its queue does not count against SendQueue (Conn.waiting), so a
 // slow consumer can never get another client closed: a connection is
 // closed as slow only for frames its own socket did not take.
@@ -55,8 +57,10 @@ type sweep[I any] struct {
 	mu      sync.Mutex
 	workers []*sweepWorker[I]
 
-	// last is next at the previous tick (watchdog goroutine only).
-	last int64
+	// last is next at the previous tick, stalls the ticks since then
+	// without progress (watchdog goroutine only).
+	last   int64
+	stalls int
 }
 
 // sweepWorker is what the watchdog sees of one worker: the connection it
@@ -115,8 +119,9 @@ func (sw *sweep[I]) work() {
 }
 
 // tick is the watchdog: it closes connections whose write has outlived
-// the write timeout, hands the connections not yet taken writers of their
-// own when the sweep has stalled, and re-arms itself while workers run.
+// the write timeout, adds a worker when the sweep has stalled and hands
+// the connections not yet taken writers of their own when it stays
+// stalled, and re-arms itself while workers run.
 func (sw *sweep[I]) tick() {
 	if sw.live.Load() == 0 {
 		return // the last worker has left
@@ -135,11 +140,29 @@ func (sw *sweep[I]) tick() {
 	sw.mu.Unlock()
 	n := int64(len(sw.conns))
 	next := sw.next.Load()
-	if next < n && next == sw.last {
-		// Stalled: every worker is stuck in a write to a full socket.
-		// Each connection not yet taken gets a writer of its own, so no
-		// client waits on another's socket for more than this tick.
-		// Workers that come back find nothing left.
+	switch {
+	case next >= n || next != sw.last:
+		sw.stalls = 0
+	case sw.stalls == 0:
+		// No connection taken for a tick: a worker is stuck in a write to
+		// a full socket, or was not scheduled (a loaded machine). Another
+		// worker joins, which is all the second case needs.
+		sw.stalls++
+		for {
+			live := sw.live.Load()
+			if live == 0 {
+				return
+			}
+			if sw.live.CompareAndSwap(live, live+1) {
+				go sw.work()
+				break
+			}
+		}
+	default:
+		// Still stalled: writes are stuck. Each connection not yet taken
+		// gets a writer of its own, so no client waits on another's
+		// socket for more than two ticks. Workers that come back find
+		// nothing left.
 		from := sw.next.Swap(n)
 		for i := from; i < n; i++ {
 			sw.conns[i].handoff(sw.pm)
