@@ -1,8 +1,11 @@
 package httpmount_test
 
 import (
+	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
@@ -147,3 +150,38 @@ type discard struct{}
 func (discard) Header() http.Header         { return http.Header{} }
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
 func (discard) WriteHeader(int)             {}
+
+// TestLargeUploadOutlivesReadTimeout: the server's ReadTimeout is sized
+// for ordinary bodies; an operation given a larger cap has its read
+// deadline moved by the mount (http.ResponseController), so an upload
+// slower than ReadTimeout still arrives, while the same pause in an
+// ordinary body is cut.
+func TestLargeUploadOutlivesReadTimeout(t *testing.T) {
+	f := newFixture(t, &httpmount.Options{OperationMaxBodyBytes: map[string]int64{"files.upload": 4 << 20}}, nil)
+	srv := httptest.NewUnstartedServer(f.h)
+	srv.Config.ReadTimeout = 300 * time.Millisecond
+	srv.Start()
+	defer srv.Close()
+	send := func(method, path, first, rest string) (int, string) {
+		t.Helper()
+		c, err := net.DialTimeout("tcp", srv.Listener.Addr().String(), 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+		fmt.Fprintf(c, "%s %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", method, path, len(first)+len(rest), first)
+		time.Sleep(900 * time.Millisecond) // the slow part of the upload: three ReadTimeouts
+		_, _ = io.WriteString(c, rest)
+		b, _ := io.ReadAll(c)
+		status := 0
+		_, _ = fmt.Sscanf(string(b), "HTTP/1.1 %d", &status)
+		return status, string(b)
+	}
+	if status, b := send(http.MethodPut, "/files/a.txt", `{"content":"`, strings.Repeat("x", 1000)+`"}`); status != 200 {
+		t.Fatalf("a large-cap upload slower than ReadTimeout: %d %s, want 200", status, b)
+	}
+	if status, _ := send(http.MethodPost, "/tasks", `{"title":`, `"x"}`); status == 200 {
+		t.Fatal("an ordinary body slower than ReadTimeout was read: the deadline was moved for it too")
+	}
+}

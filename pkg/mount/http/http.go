@@ -58,6 +58,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"stitchkit.dev/stitchkit/pkg/graph"
@@ -67,6 +68,14 @@ import (
 
 // DefaultMaxBodyBytes is the body cap when Options.MaxBodyBytes is 0.
 const DefaultMaxBodyBytes = 1 << 20
+
+// The upload deadline of Options.MinUploadRate: a body larger than the
+// default cap must arrive within DefaultUploadGrace plus its cap at
+// DefaultMinUploadRate.
+const (
+	DefaultMinUploadRate = 64 << 10
+	DefaultUploadGrace   = 30 * time.Second
+)
 
 // Options configures [New]. A nil *Options means defaults.
 type Options struct {
@@ -85,6 +94,15 @@ type Options struct {
 	// request's own X-Request-Id when it is 1–128 characters of
 	// [A-Za-z0-9._:-], else a fresh process-unique id.
 	RequestID func(*http.Request) string
+	// MinUploadRate is the slowest average rate, in bytes a second, at
+	// which the body of an operation whose cap is above
+	// DefaultMaxBodyBytes must arrive (DefaultMinUploadRate when 0). For
+	// such an operation the mount moves the connection's read deadline
+	// (through http.ResponseController) to DefaultUploadGrace plus the
+	// cap at this rate, so a large upload is not cut by the server's
+	// ReadTimeout, which is sized for ordinary bodies. Negative leaves the
+	// server's deadline alone.
+	MinUploadRate int64
 	// Challenge is the WWW-Authenticate value of a 401 answer ("Bearer"
 	// when empty), e.g. `Bearer realm="tasks"`. RFC 9110 §11.6.1 requires
 	// the header on every 401; a hook that set one already keeps it.
@@ -332,7 +350,7 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if rt.ep.HasInput() {
-		req.Body = func() ([]byte, error) { return rt.readBody(r) }
+		req.Body = func() ([]byte, error) { return rt.readBody(w, r) }
 	}
 	res := rt.ep.Call(r.Context(), &req)
 	if res.Err != nil {
@@ -358,7 +376,7 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // readBody reads the JSON body under the route's cap. It runs only after
 // authorization, as the runner's Request.Body.
-func (rt *route) readBody(r *http.Request) ([]byte, error) {
+func (rt *route) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
 		return nil, nil
 	}
@@ -373,6 +391,18 @@ func (rt *route) readBody(r *http.Request) ([]byte, error) {
 		// RFC 9110 §15.5.16: a content coding the server does not
 		// decode is 415 (read as JSON it would be "malformed").
 		return nil, mount.Errorf("UNSUPPORTED_MEDIA_TYPE", "A request body must not be encoded (Content-Encoding %s)", ce)
+	}
+	if rt.maxBody > DefaultMaxBodyBytes && rt.h.opts.MinUploadRate >= 0 {
+		rate := rt.h.opts.MinUploadRate
+		if rate == 0 {
+			rate = DefaultMinUploadRate
+		}
+		limit := rt.maxBody
+		if r.ContentLength > 0 {
+			limit = r.ContentLength
+		}
+		d := DefaultUploadGrace + time.Duration(float64(limit)/float64(rate)*float64(time.Second))
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(d))
 	}
 	b, err := readCapped(r.Body, r.ContentLength, rt.maxBody)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"stitchkit.dev/stitchkit/pkg/mount"
 )
@@ -92,6 +93,21 @@ type plainErrors struct {
 	http.ResponseWriter
 	status int
 	held   bytes.Buffer
+	// writeTimeout re-arms the write deadline before each write that
+	// passes through (Options.WriteTimeout); rc is made on first use.
+	writeTimeout time.Duration
+	rc           *http.ResponseController
+}
+
+// arm sets the connection's write deadline writeTimeout ahead.
+func (p *plainErrors) arm() {
+	if p.writeTimeout <= 0 {
+		return
+	}
+	if p.rc == nil {
+		p.rc = http.NewResponseController(p.ResponseWriter)
+	}
+	_ = p.rc.SetWriteDeadline(time.Now().Add(p.writeTimeout))
 }
 
 // maxHeld bounds what is kept of a plain-text answer: http.Error messages
@@ -107,6 +123,7 @@ func (p *plainErrors) WriteHeader(status int) {
 		return // held: answered by finish
 	}
 	p.status = -status
+	p.arm()
 	p.ResponseWriter.WriteHeader(status)
 }
 
@@ -120,12 +137,14 @@ func (p *plainErrors) Write(b []byte) (int, error) {
 		}
 		return len(b), nil
 	}
+	p.arm()
 	return p.ResponseWriter.Write(b)
 }
 
 // Flush passes a stream's flush through (never for a held answer).
 func (p *plainErrors) Flush() {
 	if p.status <= 0 {
+		p.arm()
 		if f, ok := p.ResponseWriter.(http.Flusher); ok {
 			f.Flush()
 		}

@@ -26,6 +26,9 @@ import (
 // zero: the HTTP mount's default, well under the SDK's own 4 MiB.
 const DefaultMaxBodyBytes = 1 << 20
 
+// DefaultWriteTimeout is Options.WriteTimeout's default.
+const DefaultWriteTimeout = 30 * time.Second
+
 // DefaultPrefix is the path the handler serves when Options.Prefix is empty.
 const DefaultPrefix = "/mcp"
 
@@ -100,6 +103,15 @@ type Options struct {
 	// the envelope's _hint (after the error's own hint), telling a model
 	// how to recover.
 	ErrorHint func(tool, code string) string
+	// WriteTimeout bounds each write of an answer, from the moment it is
+	// written (not from the request's start, so a tool call may run
+	// longer): a client that stops reading an answer or a stream is cut
+	// off after it. It re-arms the connection's write deadline through
+	// http.ResponseController at every write, so an event stream lives as
+	// long as its client reads (DefaultWriteTimeout when zero; negative
+	// leaves the server's own deadline alone).
+	WriteTimeout time.Duration
+
 	// Logger receives server faults (panics, refused requests, SDK
 	// warnings). Nil discards them.
 	Logger *slog.Logger
@@ -428,7 +440,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	pw := &plainErrors{ResponseWriter: w}
+	pw := &plainErrors{ResponseWriter: w, writeTimeout: h.opts.WriteTimeout}
+	if pw.writeTimeout == 0 {
+		pw.writeTimeout = DefaultWriteTimeout
+	}
 	defer pw.finish(h, r, body)
 	w = pw
 	s := h.surfaces[name]
