@@ -3,6 +3,7 @@ package realtime_test
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -27,9 +28,11 @@ import (
 // closes even a lone healthy client (its queue is bounded); the control
 // subtest runs the same pace alone.
 func TestSlowConsumersNeverCloseAHealthyClient(t *testing.T) {
-	frames := 3000
-	if testing.Short() {
-		frames = 600
+	// The short form (what go test runs) is a second and a half of
+	// broadcasts per subtest; STITCHKIT_HOSTILE_LONG=1 runs 20 s.
+	frames := 1500
+	if os.Getenv("STITCHKIT_HOSTILE_LONG") != "" {
+		frames = 20000
 	}
 	// The control: the same pace with no slow consumer, so a failure
 	// below is theirs, not the pace's.
@@ -79,7 +82,7 @@ func fanOut(t *testing.T, nslow, frames int) {
 	}()
 	waitFor(t, func() bool { return h.srv.Stats().Connections == nslow+1 })
 	g0 := runtime.NumGoroutine()
-	text := strings.Repeat("x", 2<<10) // 3,000 frames: 6 MiB per slow socket
+	text := strings.Repeat("x", 4<<10) // 1,500 frames: 6 MiB per slow socket
 	start := time.Now()
 	// 1,000 broadcasts a second: a healthy client may fall SendQueue
 	// (256) frames behind only if it waits a quarter of a second for the
@@ -109,7 +112,7 @@ func fanOut(t *testing.T, nslow, frames int) {
 	}
 	elapsed := time.Since(start)
 	st := h.srv.Stats()
-	t.Logf("%d frames of 2 KiB to %d clients in %s: healthy got %d (longest wait %s); slow consumers closed %d; goroutines %d → %d",
+	t.Logf("%d frames of 4 KiB to %d clients in %s: healthy got %d (longest wait %s); slow consumers closed %d; goroutines %d → %d",
 		frames, nslow+1, elapsed.Round(time.Millisecond), got.Load(), time.Duration(maxLag.Load()).Round(time.Millisecond), st.SlowConsumers, g0, runtime.NumGoroutine())
 	select {
 	case err := <-ended:
