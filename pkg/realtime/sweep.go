@@ -131,10 +131,19 @@ func (sw *sweep[I]) tick() {
 	// A write's noted start is at most one tick before its real start, so
 	// waiting one tick more never closes a connection early.
 	expired := now - int64(sw.srv.opts.WriteTimeout) - int64(sweepTick)
+	// stuck: every worker is inside a write that started two ticks ago or
+	// more (a worker between writes, or in a fresh one, was merely not
+	// scheduled, which another worker cures).
+	stuck := true
+	old := now - 2*int64(sweepTick)
 	sw.mu.Lock()
 	for _, w := range sw.workers {
-		if c := w.conn.Load(); c != nil && w.since.Load() <= expired {
+		c := w.conn.Load()
+		if c != nil && w.since.Load() <= expired {
 			c.writeExpired()
+		}
+		if c == nil || w.since.Load() > old {
+			stuck = false
 		}
 	}
 	sw.mu.Unlock()
@@ -143,7 +152,7 @@ func (sw *sweep[I]) tick() {
 	switch {
 	case next >= n || next != sw.last:
 		sw.stalls = 0
-	case sw.stalls == 0:
+	case sw.stalls == 0 || !stuck:
 		// No connection taken for a tick: a worker is stuck in a write to
 		// a full socket, or was not scheduled (a loaded machine). Another
 		// worker joins, which is all the second case needs.
@@ -159,7 +168,8 @@ func (sw *sweep[I]) tick() {
 			}
 		}
 	default:
-		// Still stalled: writes are stuck. Each connection not yet taken
+		// Still stalled, every worker in a write two ticks old: writes are
+		// stuck. Each connection not yet taken
 		// gets a writer of its own, so no client waits on another's
 		// socket for more than two ticks. Workers that come back find
 		// nothing left.
