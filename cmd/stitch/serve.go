@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -22,6 +21,7 @@ import (
 
 	"stitchkit.dev/stitchkit/pkg/export/openapi"
 	"stitchkit.dev/stitchkit/pkg/graph"
+	"stitchkit.dev/stitchkit/pkg/httpserver"
 	"stitchkit.dev/stitchkit/pkg/mount"
 	httpmount "stitchkit.dev/stitchkit/pkg/mount/http"
 	"stitchkit.dev/stitchkit/pkg/project"
@@ -90,7 +90,7 @@ type serveState struct {
 
 	routes  []serveRoute
 	listing []serveListing
-	// shutdown runs after the HTTP server has stopped (a mount holding
+	// shutdown runs beside the HTTP server's shutdown (a mount holding
 	// hijacked connections, like realtime, closes them here).
 	shutdown []func(context.Context) error
 }
@@ -364,45 +364,36 @@ func runServe(ctx context.Context, env *cliEnv, src, addr string) error {
 	}
 	out.Write([]byte(b.String()))
 
-	srv := &http.Server{
-		Handler:           logRequests(s, out),
+	srv := httpserver.New(logRequests(s, out), &httpserver.Options{
 		ReadHeaderTimeout: serveReadHeaderTimeout,
 		ReadTimeout:       serveReadTimeout,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case err := <-done:
-		return exitWith(exitFailure, err)
-	case <-ctx.Done():
-	}
-	fmt.Fprintln(out, "stitch serve: shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		_ = srv.Close()
-	}
-	for _, stop := range s.shutdown {
-		_ = stop(sctx)
-	}
-	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+	})
+	stopped := make(chan struct{})
+	go func() {
+		<-ctx.Done()
+		fmt.Fprintln(out, "stitch serve: shutting down")
+		close(stopped)
+	}()
+	// Run shuts the realtime mounts down (1001 to every WebSocket client)
+	// beside the HTTP server, each with the whole shutdown budget, and
+	// returns nil once ctx has ended whatever was still in flight.
+	if err := httpserver.Run(ctx, srv, ln, nil, s.shutdown...); err != nil {
 		return exitWith(exitFailure, err)
 	}
+	<-stopped
 	return nil
 }
 
-// The read deadlines of stitch serve: a client that stops sending its
-// headers or its body is cut off instead of holding a goroutine (and a
-// connection) forever. The whole request, body included, must arrive
-// within serveReadTimeout — 1 MiB at the body cap is far below it on any
-// link — and every answer stitch serve gives is immediate. A WebSocket
-// upgrade clears the deadline for the life of the socket. (Variables, so a
-// test can shorten them.)
+// The read deadlines of stitch serve (httpserver's defaults): a client
+// that stops sending its headers or its body is cut off instead of holding
+// a goroutine (and a connection) forever. The whole request, body
+// included, must arrive within serveReadTimeout — 1 MiB at the body cap is
+// far below it on any link — and every answer stitch serve gives is
+// immediate. A WebSocket upgrade clears the deadline for the life of the
+// socket. (Variables, so a test can shorten them.)
 var (
-	serveReadHeaderTimeout = 10 * time.Second
-	serveReadTimeout       = 30 * time.Second
+	serveReadHeaderTimeout = httpserver.DefaultReadHeaderTimeout
+	serveReadTimeout       = httpserver.DefaultReadTimeout
 )
 
 // slogTo logs the runner's internal errors (the causes it never sends) as

@@ -432,7 +432,7 @@ func validationError(part project.Part, err error) *Error {
 	var ve *validate.Error
 	if !errors.As(err, &ve) || len(ve.Issues) == 0 {
 		return &Error{Code: CodeValidation, Status: 400, Message: "Invalid " + string(part),
-			Details: map[string]any{"issues": []Issue{{In: part, Message: err.Error()}}}}
+			Details: map[string]any{"issues": []Issue{{In: part, Message: excerpt(err.Error(), MaxIssueBytes)}}}}
 	}
 	return issuesError(part, ve.Issues)
 }
@@ -442,11 +442,16 @@ func issuesError(part project.Part, all []validate.Issue) *Error {
 	if len(shown) > project.MaxIssues {
 		shown = shown[:project.MaxIssues]
 	}
-	issues := make([]Issue, len(shown))
-	for i, is := range shown {
-		issues[i] = Issue{In: part, Path: is.Path, Keyword: is.Keyword, Message: is.Message}
+	issues := make([]Issue, 0, len(shown))
+	total := 0
+	for _, is := range shown {
+		path, text := excerpt(is.Path, MaxIssueBytes), excerpt(is.Message, MaxIssueBytes)
+		if total += len(path) + len(text); total > MaxIssuesBytes && len(issues) > 0 {
+			break
+		}
+		issues = append(issues, Issue{In: part, Path: path, Keyword: is.Keyword, Message: text})
 	}
-	msg := "Invalid " + string(part) + ": " + all[0].String()
+	msg := "Invalid " + string(part) + ": " + excerpt(all[0].String(), MaxIssueBytes)
 	if len(all) > 1 {
 		msg += fmt.Sprintf(" (and %d more)", len(all)-1)
 	}
@@ -477,7 +482,7 @@ func badJSON(what string, err error) *Error {
 	e := &Error{Code: CodeBadRequest, Status: 400, Message: "Malformed JSON in " + what}
 	var de *validate.DecodeError
 	if errors.As(err, &de) {
-		e.Message += ": " + de.Error()
+		e.Message += ": " + excerpt(de.Error(), MaxIssueBytes)
 		e.Details = map[string]any{"offset": de.Offset}
 	}
 	return e

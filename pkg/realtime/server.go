@@ -25,7 +25,7 @@ import (
 const (
 	DefaultMaxFrameBytes  = 64 << 10
 	DefaultWriteTimeout   = 10 * time.Second
-	DefaultSendQueue      = 64
+	DefaultSendQueue      = 256
 	DefaultInbox          = 16
 	DefaultRequestTimeout = 10 * time.Second
 	DefaultPingInterval   = 30 * time.Second
@@ -80,11 +80,19 @@ type Options[I any] struct {
 	// outlives it closes the connection. Frames of one connection carry
 	// it as a socket deadline; a broadcast written straight to idle
 	// connections is bounded by its sweep's watchdog instead, which
-	// closes the connection at most 10 ms after the timeout.
+	// closes the connection at most 10 ms after the timeout. A client
+	// behind a stalled write waits at most two 10 ms ticks for it: the
+	// sweep then hands every connection it has not reached a writer of
+	// its own.
 	WriteTimeout time.Duration
 	// SendQueue bounds the frames waiting to be written to one connection
-	// (default 64). A connection whose queue is full is a slow consumer:
-	// it is closed with SlowConsumerCode and counted in Stats.
+	// (default 256: a quarter of a second of broadcasts at 1,000 a second,
+	// room for a client on a busy machine to wait for the CPU). A
+	// connection whose queue is full is a slow consumer: it is closed with
+	// SlowConsumerCode and counted in Stats. Only frames its own socket
+	// has not taken count: frames that wait while a broadcast is stalled
+	// on another client's socket do not (see sweep), so one slow consumer
+	// never gets another client closed.
 	SendQueue int
 	// SlowConsumerCode is the close code for a slow consumer: 1013 (try
 	// again later, the default) or 1008 (policy violation).

@@ -74,6 +74,6 @@ func (a *App) emitChanged(ctx context.Context, t tasksapi.Task) {
 }
 
 // Shutdown closes the board's WebSockets (1001, after what is queued) and
-// waits for them, or for ctx. Call it after the HTTP server's Shutdown,
-// which does not close hijacked connections.
+// waits for them, or for ctx. Call it beside the HTTP server's Shutdown
+// (httpserver.Run does), which does not close hijacked connections.
 func (a *App) Shutdown(ctx context.Context) error { return a.board.Shutdown(ctx) }

@@ -4,7 +4,12 @@
 // mount.
 //
 //	app, err := server.New(server.NewMemoryStore(nil), nil)
-//	http.ListenAndServe("127.0.0.1:8080", app.Handler()) // /api/tasks, /api/v1/files, /graph.json
+//	ln, err := net.Listen("tcp", "127.0.0.1:8080")
+//	srv := httpserver.New(app.Handler(), nil) // /api/tasks, /api/v1/files, /graph.json
+//	err = httpserver.Run(ctx, srv, ln, nil, app.Shutdown)
+//
+// (httpserver bounds what clients can make the server spend and closes
+// the board's WebSockets on shutdown; see docs/limits.md.)
 //
 // The board realtime contract is served at /realtime/board: watching a
 // board (watch {board: "main"}) gets taskChanged for every task created

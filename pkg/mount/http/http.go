@@ -65,6 +65,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/mount"
@@ -73,6 +75,14 @@ import (
 
 // DefaultMaxBodyBytes is the body cap when Options.MaxBodyBytes is 0.
 const DefaultMaxBodyBytes = 1 << 20
+
+// The upload deadline of Options.MinUploadRate: a body larger than the
+// default cap must arrive within DefaultUploadGrace plus its cap at
+// DefaultMinUploadRate.
+const (
+	DefaultMinUploadRate = 64 << 10
+	DefaultUploadGrace   = 30 * time.Second
+)
 
 // Options configures [New]. A nil *Options means defaults.
 type Options struct {
@@ -88,6 +98,15 @@ type Options struct {
 	// request's own X-Request-Id when it is 1–128 characters of
 	// [A-Za-z0-9._:-], else a fresh process-unique id.
 	RequestID func(*http.Request) string
+	// MinUploadRate is the slowest average rate, in bytes a second, at
+	// which the body of an operation whose cap is above
+	// DefaultMaxBodyBytes must arrive (DefaultMinUploadRate when 0). For
+	// such an operation the mount moves the connection's read deadline
+	// (through http.ResponseController) to DefaultUploadGrace plus the
+	// cap at this rate, so a large upload is not cut by the server's
+	// ReadTimeout, which is sized for ordinary bodies. Negative leaves the
+	// server's deadline alone.
+	MinUploadRate int64
 }
 
 // CORS configures cross-origin resource sharing.
@@ -198,6 +217,12 @@ func Request(c *mount.Call) *http.Request {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header()["X-Request-Id"] = h.requestID(r)
 	if h.opts.CORS != nil && h.cors(w, r) {
+		return
+	}
+	if !utf8.ValidString(r.URL.Path) {
+		// A path is text: bytes that are not UTF-8 would reach handlers as
+		// names that cannot be listed back or fetched again.
+		h.writeError(w, r, h.runner.Normalize(r.Context(), nil, mount.NewError(mount.CodeBadRequest, "The request path is not valid UTF-8")))
 		return
 	}
 	p := cleanCheckPath(r.URL)
@@ -324,9 +349,12 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.URL.RawQuery != "" {
 		q, err := url.ParseQuery(r.URL.RawQuery)
-		if err != nil {
+		switch {
+		case err != nil:
 			req.Query.Err = mount.NewError(mount.CodeBadRequest, "Malformed query string")
-		} else {
+		case !validQuery(r.URL.RawQuery, q):
+			req.Query.Err = mount.NewError(mount.CodeBadRequest, "The query string is not valid UTF-8")
+		default:
 			req.Query.Wire = q
 		}
 	}
@@ -373,16 +401,19 @@ func (rt *route) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 		// decode is 415 (read as JSON it would be "malformed").
 		return nil, mount.Errorf(mount.CodeUnsupportedMediaType, "A request body must not be encoded (Content-Encoding %s)", ce)
 	}
-	var b []byte
-	var err error
-	if r.ContentLength > 0 {
-		// A declared length within the cap is read exactly, so the cap
-		// cannot be crossed: no MaxBytesReader needed.
-		b = make([]byte, r.ContentLength)
-		_, err = io.ReadFull(r.Body, b)
-	} else {
-		b, err = io.ReadAll(http.MaxBytesReader(w, r.Body, rt.maxBody))
+	if rt.maxBody > DefaultMaxBodyBytes && rt.h.opts.MinUploadRate >= 0 {
+		rate := rt.h.opts.MinUploadRate
+		if rate == 0 {
+			rate = DefaultMinUploadRate
+		}
+		limit := rt.maxBody
+		if r.ContentLength > 0 {
+			limit = r.ContentLength
+		}
+		d := DefaultUploadGrace + time.Duration(float64(limit)/float64(rate)*float64(time.Second))
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(d))
 	}
+	b, err := readCapped(r.Body, r.ContentLength, rt.maxBody)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -394,6 +425,73 @@ func (rt *route) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 		return nil, unsupported(r)
 	}
 	return b, nil
+}
+
+// validQuery reports whether every key and value of q is UTF-8. A raw
+// query of ASCII with no escape decodes to ASCII, so the common case is
+// one scan.
+func validQuery(raw string, q url.Values) bool {
+	ascii := true
+	for i := 0; i < len(raw); i++ {
+		if raw[i] == '%' || raw[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return true
+	}
+	for k, vs := range q {
+		if !utf8.ValidString(k) {
+			return false
+		}
+		for _, v := range vs {
+			if !utf8.ValidString(v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// bodyChunk is the most readCapped allocates ahead of the bytes that have
+// arrived: a declared Content-Length is a claim, not bytes, so a client
+// that declares 1 MiB and sends a byte a second holds one chunk, not
+// 1 MiB.
+const bodyChunk = 16 << 10
+
+// readCapped reads a body of declared length n (-1 when unknown) under
+// limit, growing its buffer only as bytes arrive. More than limit bytes
+// is a *http.MaxBytesError; fewer than a declared length is
+// io.ErrUnexpectedEOF.
+func readCapped(body io.Reader, n, limit int64) ([]byte, error) {
+	size := int64(bodyChunk)
+	if n >= 0 && n < size {
+		size = n + 1 // room to see the end without growing
+	}
+	b := make([]byte, 0, size)
+	lr := io.LimitReader(body, limit+1)
+	for {
+		if len(b) == cap(b) {
+			// Double, but never allocate more than one chunk beyond what
+			// has arrived.
+			b = slices.Grow(b, min(max(len(b), bodyChunk), bodyChunk*4))
+		}
+		m, err := lr.Read(b[len(b):cap(b)])
+		b = b[:len(b)+m]
+		if int64(len(b)) > limit {
+			return nil, &http.MaxBytesError{Limit: limit}
+		}
+		if err == io.EOF {
+			if n > 0 && int64(len(b)) < n {
+				return nil, io.ErrUnexpectedEOF
+			}
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 func tooLarge(limit int64) *mount.Error {
@@ -432,7 +530,13 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, e *mount.Er
 	hd.Set("Content-Type", "application/json")
 	hd.Set("Content-Length", strconv.Itoa(len(body)))
 	hd.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(e.HTTPStatus())
+	status := e.HTTPStatus()
+	if status == http.StatusUnauthorized && hd.Get("WWW-Authenticate") == "" {
+		// RFC 9110 §11.6.1: every 401 carries a challenge; the runner's
+		// (mount.Options.Challenge) is the one place it is stated.
+		hd.Set("WWW-Authenticate", h.runner.Challenge())
+	}
+	w.WriteHeader(status)
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(body)
 	}

@@ -1,16 +1,15 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"mime"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,6 +25,9 @@ import (
 // DefaultMaxBodyBytes is the request body cap when Options.MaxBodyBytes is
 // zero: the HTTP mount's default, well under the SDK's own 4 MiB.
 const DefaultMaxBodyBytes = 1 << 20
+
+// DefaultWriteTimeout is Options.WriteTimeout's default.
+const DefaultWriteTimeout = 30 * time.Second
 
 // DefaultPrefix is the path the handler serves when Options.Prefix is empty.
 const DefaultPrefix = "/mcp"
@@ -95,6 +97,15 @@ type Options struct {
 	// the envelope's _hint (after the error's own hint), telling a model
 	// how to recover.
 	ErrorHint func(tool, code string) string
+	// WriteTimeout bounds each write of an answer, from the moment it is
+	// written (not from the request's start, so a tool call may run
+	// longer): a client that stops reading an answer or a stream is cut
+	// off after it. It re-arms the connection's write deadline through
+	// http.ResponseController at every write, so an event stream lives as
+	// long as its client reads (DefaultWriteTimeout when zero; negative
+	// leaves the server's own deadline alone).
+	WriteTimeout time.Duration
+
 	// Logger receives server faults (panics, refused requests, SDK
 	// warnings). Nil discards them.
 	Logger *slog.Logger
@@ -410,21 +421,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeHTTPError(w, r, e)
 		return
 	}
-	if r.Method == http.MethodPost && r.ContentLength < 0 {
-		// A body of unknown length (chunked): read it here, under the cap,
-		// so that one too long is our 413, not the SDK's plain text.
-		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
-		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				h.writeHTTPError(w, r, mount.Errorf(mount.CodePayloadTooLarge, "Request body exceeds the %d byte limit", h.maxBody))
-			} else {
-				h.writeHTTPError(w, r, mount.NewError(mount.CodeBadRequest, "The request body could not be read").WithCause(err))
-			}
+	var body []byte
+	if r.Method == http.MethodPost {
+		var ok bool
+		if body, ok = h.readMessage(w, r); !ok {
 			return
 		}
-		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
 	}
+	pw := &plainErrors{ResponseWriter: w, writeTimeout: h.opts.WriteTimeout}
+	if pw.writeTimeout == 0 {
+		pw.writeTimeout = DefaultWriteTimeout
+	}
+	defer pw.finish(h, r, body)
+	w = pw
 	s := h.surfaces[name]
 	if h.owners != nil {
 		if !h.owners.serveOwned(s.http, w, r, h.opts.SessionOwner(r.Context())) {
@@ -441,8 +450,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Content-Type is not application/json (415) or whose Accept takes neither
 // application/json nor text/event-stream (400). Its rules are the SDK's
 // (v1.8.0, streamable.go), so nothing it accepts is refused here. A stateless
-// DELETE is left to the SDK (a compatibility setting of its own may accept
-// it).
+// DELETE is refused too: there is no session to delete.
 func (h *Handler) refuseTransport(w http.ResponseWriter, r *http.Request) *mount.Error {
 	allow := "POST"
 	if h.opts.Stateful {
@@ -457,6 +465,10 @@ func (h *Handler) refuseTransport(w http.ResponseWriter, r *http.Request) *mount
 		}
 		return nil
 	case http.MethodDelete:
+		if !h.opts.Stateful {
+			w.Header().Set("Allow", allow)
+			return mount.NewError("METHOD_NOT_ALLOWED", "An MCP endpoint without sessions takes POST only")
+		}
 		return nil
 	default:
 		w.Header().Set("Allow", allow)
@@ -574,10 +586,12 @@ func (h *Handler) Run(ctx context.Context, surface string, t sdk.Transport) erro
 }
 
 // ServeStdio serves one surface over standard input and output (what
-// Claude Desktop and the MCP Inspector start as a child process). Nothing
-// else may write to standard output meanwhile.
+// Claude Desktop and the MCP Inspector start as a child process), as
+// [Handler.ServeLines] does: a garbage line is answered with a JSON-RPC
+// error, and requests still running when the input ends are answered.
+// Nothing else may write to standard output meanwhile.
 func (h *Handler) ServeStdio(ctx context.Context, surface string) error {
-	return h.Run(ctx, surface, &sdk.StdioTransport{})
+	return h.ServeLines(ctx, surface, os.Stdin, os.Stdout)
 }
 
 func quoteAll(names []string) string {
