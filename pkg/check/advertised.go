@@ -447,7 +447,6 @@ func maps(m map[string]any) map[string]any {
 	return out
 }
 
-
 // unsatisfiable returns why no value satisfies s, when that follows from
 // its structure: false, an empty enum, a conjunction of a closed object
 // and a member requiring a property it refuses, disjoint types in a

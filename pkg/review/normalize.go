@@ -401,7 +401,6 @@ func clone(m map[string]any) map[string]any {
 	return out
 }
 
-
 func typeValue(ts []string) any {
 	if len(ts) == 1 {
 		return ts[0]
