@@ -1,11 +1,10 @@
 package conformance_test
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/internal/graphfixture"
 	"stitchkit.dev/stitchkit/pkg/conformance"
 	"stitchkit.dev/stitchkit/pkg/conformance/conformancetest"
 )
@@ -19,7 +18,7 @@ func TestSnapshotFixture(t *testing.T) {
 func TestSnapshotExamples(t *testing.T) {
 	for _, name := range []string{"minimal", "tasks"} {
 		t.Run(name, func(t *testing.T) {
-			g, err := compile.Compile(context.Background(), filepath.Join("..", "..", "examples", name))
+			g, err := graphfixture.Read(filepath.Join("..", "..", "examples", name))
 			if err != nil {
 				t.Fatalf("compile examples/%s: %v", name, err)
 			}

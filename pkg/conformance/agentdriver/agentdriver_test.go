@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/internal/graphfixture"
 	"stitchkit.dev/stitchkit/pkg/conformance"
 )
 
@@ -35,7 +35,7 @@ func (f *fakeTools) Call(ctx context.Context, name string, args json.RawMessage)
 }
 
 func TestDriver(t *testing.T) {
-	g, err := compile.Compile(context.Background(), filepath.Join("..", "..", "..", "examples", "tasks"))
+	g, err := graphfixture.Read(filepath.Join("..", "..", "..", "examples", "tasks"))
 	if err != nil {
 		t.Fatal(err)
 	}

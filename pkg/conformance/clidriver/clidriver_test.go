@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/internal/graphfixture"
 	"stitchkit.dev/stitchkit/pkg/conformance"
 )
 
@@ -34,7 +34,7 @@ func (f *fakeApp) RunWith(_ context.Context, args []string, _ io.Reader, stdout,
 }
 
 func TestDriver(t *testing.T) {
-	g, err := compile.Compile(context.Background(), filepath.Join("..", "..", "..", "examples", "tasks"))
+	g, err := graphfixture.Read(filepath.Join("..", "..", "..", "examples", "tasks"))
 	if err != nil {
 		t.Fatal(err)
 	}

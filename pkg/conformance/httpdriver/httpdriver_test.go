@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/internal/graphfixture"
 	"stitchkit.dev/stitchkit/pkg/conformance"
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
@@ -24,7 +24,7 @@ var (
 func tasks(t *testing.T) *graph.Graph {
 	t.Helper()
 	tasksOnce.Do(func() {
-		tasksGraph, tasksErr = compile.Compile(context.Background(), filepath.Join("..", "..", "..", "examples", "tasks"))
+		tasksGraph, tasksErr = graphfixture.Read(filepath.Join("..", "..", "..", "examples", "tasks"))
 	})
 	if tasksErr != nil {
 		t.Fatal(tasksErr)

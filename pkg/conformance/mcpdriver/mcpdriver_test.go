@@ -10,7 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/internal/graphfixture"
 	"stitchkit.dev/stitchkit/pkg/conformance"
 )
 
@@ -60,7 +60,7 @@ func session(t *testing.T) *mcp.ClientSession {
 }
 
 func TestDriver(t *testing.T) {
-	g, err := compile.Compile(context.Background(), filepath.Join("..", "..", "..", "examples", "tasks"))
+	g, err := graphfixture.Read(filepath.Join("..", "..", "..", "examples", "tasks"))
 	if err != nil {
 		t.Fatal(err)
 	}

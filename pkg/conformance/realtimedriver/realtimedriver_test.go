@@ -16,7 +16,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/internal/graphfixture"
 	"stitchkit.dev/stitchkit/pkg/conformance"
 	"stitchkit.dev/stitchkit/pkg/realtime"
 )
@@ -25,7 +25,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func contract(t *testing.T, dir string) *realtime.Contract {
 	t.Helper()
-	g, err := compile.Compile(context.Background(), dir)
+	g, err := graphfixture.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
