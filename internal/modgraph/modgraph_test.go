@@ -7,7 +7,9 @@ package modgraph
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,6 +46,7 @@ const consumerMain = `package main
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 
 	"stitchkit.dev/stitchkit/pkg/graph"
@@ -141,4 +144,101 @@ func hasPrefix(path string) bool {
 		}
 	}
 	return false
+}
+
+// TestWorkspaceHoldsEveryModule: `go test -race work`, the repository's one
+// test command, tests the modules go.work uses, so a nested go.mod missing
+// from go.work would go untested without a word. Every module must also
+// build against this checkout, not a published version: each nested module
+// replaces every stitchkit module it requires with its folder here.
+func TestWorkspaceHoldsEveryModule(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to read go.work: %v", err)
+	}
+	_, file, _, _ := runtime.Caller(0)
+	root, err := filepath.Abs(filepath.Join(filepath.Dir(file), "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	editJSON := func(dir string, args ...string) []byte {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, goBin, args...)
+		cmd.Dir = dir
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go %s in %s: %v (deadline: %v)", strings.Join(args, " "), dir, err, ctx.Err())
+		}
+		return out
+	}
+	var work struct{ Use []struct{ DiskPath string } }
+	if err := json.Unmarshal(editJSON(root, "work", "edit", "-json"), &work); err != nil {
+		t.Fatal(err)
+	}
+	used := map[string]bool{}
+	for _, u := range work.Use {
+		used[filepath.Clean(filepath.Join(root, u.DiskPath))] = true
+	}
+
+	var dirs []string
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && d.Name() == "go.mod" {
+			dirs = append(dirs, filepath.Dir(path))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dirs) < 2 {
+		t.Fatalf("found only %d go.mod files under %s", len(dirs), root)
+	}
+	for _, dir := range dirs {
+		rel, _ := filepath.Rel(root, dir)
+		if !used[dir] {
+			t.Errorf("go.work does not use %s: `go work use ./%s`", rel, filepath.ToSlash(rel))
+		}
+		if dir == root {
+			continue
+		}
+		var mod struct {
+			Require []struct{ Path string }
+			Replace []struct {
+				Old struct{ Path string }
+				New struct{ Path string }
+			}
+		}
+		if err := json.Unmarshal(editJSON(dir, "mod", "edit", "-json"), &mod); err != nil {
+			t.Fatal(err)
+		}
+		replaced := map[string]string{}
+		for _, r := range mod.Replace {
+			replaced[r.Old.Path] = r.New.Path
+		}
+		for _, r := range mod.Require {
+			if r.Path != "stitchkit.dev/stitchkit" && !strings.HasPrefix(r.Path, "stitchkit.dev/stitchkit/") {
+				continue
+			}
+			want := filepath.Join(root, filepath.FromSlash(strings.TrimPrefix(strings.TrimPrefix(r.Path, "stitchkit.dev/stitchkit"), "/")))
+			got, ok := replaced[r.Path]
+			if !ok || filepath.Clean(filepath.Join(dir, got)) != want {
+				t.Errorf("%s requires %s without `replace %s => %s`", rel, r.Path, r.Path, relOrAbs(dir, want))
+			}
+		}
+	}
+}
+
+func relOrAbs(from, to string) string {
+	if r, err := filepath.Rel(from, to); err == nil {
+		return filepath.ToSlash(r)
+	}
+	return to
 }
