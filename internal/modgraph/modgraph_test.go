@@ -46,7 +46,6 @@ const consumerMain = `package main
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 
 	"stitchkit.dev/stitchkit/pkg/graph"
