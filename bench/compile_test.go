@@ -17,7 +17,6 @@ import (
 	"cuelang.org/go/encoding/jsonschema"
 
 	"stitchkit.dev/stitchkit/pkg/check"
-	"stitchkit.dev/stitchkit/pkg/compile"
 	"stitchkit.dev/stitchkit/schema"
 )
 
@@ -193,7 +192,7 @@ func benchCUEExport(b *testing.B, dir string) {
 // TestBenchContractCompiles keeps the generated contract valid.
 func TestBenchContractCompiles(t *testing.T) {
 	dir := writeContract(t, 30)
-	g, err := compile.Compile(context.Background(), dir)
+	g, err := check.Compile(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

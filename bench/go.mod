@@ -9,7 +9,6 @@ require (
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	stitchkit.dev/stitchkit v0.0.0
 	stitchkit.dev/stitchkit/pkg/check v0.0.0
-	stitchkit.dev/stitchkit/pkg/compile v0.0.0
 )
 
 require (
@@ -35,6 +34,7 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
+	stitchkit.dev/stitchkit/pkg/compile v0.0.0 // indirect
 )
 
 replace (

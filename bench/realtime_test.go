@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,7 +22,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/realtime"
 )
@@ -33,11 +34,11 @@ var benchTask = map[string]any{"id": "t_1", "title": "Write docs", "done": false
 
 func boardContract(tb testing.TB) *realtime.Contract {
 	tb.Helper()
-	g, err := compile.Compile(context.Background(), "../examples/tasks")
+	g, err := check.Compile(context.Background(), "../examples/tasks")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	c, err := realtime.NewContract(g, "board", nil)
+	c, err := realtime.NewContract(projecttest.New(tb, g, nil), "board")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -115,9 +116,7 @@ func BenchmarkRealtimeFanoutVsGorilla(b *testing.B) {
 	}
 	ours := httptest.NewServer(srv)
 	oursR := dialReaders(b, "ws"+strings.TrimPrefix(ours.URL, "http"), fanoutClients, []string{realtime.Subprotocol})
-	for srv.Stats().Connections < fanoutClients {
-		time.Sleep(time.Millisecond)
-	}
+	waitUntil(b, "every client registered", func() bool { return srv.Stats().Connections >= fanoutClients })
 	ctx := context.Background()
 	oursR.arm()
 	if err := srv.Emit(ctx, "taskChanged", benchTask); err != nil {
@@ -148,15 +147,11 @@ func BenchmarkRealtimeFanoutVsGorilla(b *testing.B) {
 		}()
 	}))
 	peerR := dialReaders(b, "ws"+strings.TrimPrefix(peer.URL, "http"), fanoutClients, nil)
-	for {
+	waitUntil(b, "every peer connection upgraded", func() bool {
 		mu.Lock()
-		n := len(conns)
-		mu.Unlock()
-		if n == fanoutClients {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(conns) == fanoutClients
+	})
 	b.Cleanup(func() {
 		_ = srv.Shutdown(ctx)
 		oursR.close()
@@ -242,7 +237,8 @@ const idleConnGoal = 8 << 10
 // reports: an idle connection costs at most 8 KiB of heap and stack and
 // one goroutine, server side, all per-connection state included (measured
 // as the benchmark does, with 1,000 connections). The race detector's
-// bookkeeping inflates both, so the goal is checked without it.
+// bookkeeping inflates both, so the goal is checked without it: .ci/run
+// runs this test again in a step without -race.
 func TestRealtimeIdleConnMemory(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector's instrumentation is not what a connection costs")
@@ -263,7 +259,7 @@ type idleConnMemory struct{ heap, stack, goroutines float64 }
 // for n idle connections (see BenchmarkRealtimeIdleConnMemory).
 func measureIdleConn(tb testing.TB, n int) idleConnMemory {
 	tb.Helper()
-	g, err := compile.Compile(context.Background(), "../examples/tasks")
+	g, err := check.Compile(context.Background(), "../examples/tasks")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -275,7 +271,11 @@ func measureIdleConn(tb testing.TB, n int) idleConnMemory {
 	if err := os.WriteFile(path, graphJSON, 0o644); err != nil {
 		tb.Fatal(err)
 	}
-	child := exec.Command(os.Args[0], "-test.run=^TestRealtimeServerProcess$")
+	// The deadline ends a child that hangs, which ends its stdout and so
+	// any wait below on what it prints.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	child := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestRealtimeServerProcess$")
 	child.Env = append(os.Environ(), "STITCHKIT_RT_SERVER="+path+" "+strconv.Itoa(n))
 	stdin, err := child.StdinPipe()
 	if err != nil {
@@ -318,6 +318,7 @@ func measureIdleConn(tb testing.TB, n int) idleConnMemory {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			_ = ws.SetReadDeadline(time.Now().Add(time.Minute)) // bounds wg.Wait
 			if _, _, err := ws.ReadMessage(); err != nil {
 				tb.Error(err)
 			}
@@ -357,7 +358,7 @@ func TestRealtimeServerProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := realtime.NewContract(g, "board", nil)
+	c, err := realtime.NewContract(projecttest.New(t, g, nil), "board")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,9 +372,7 @@ func TestRealtimeServerProcess(t *testing.T) {
 	heap0, stack0 := memory()
 	goroutines0 := runtime.NumGoroutine()
 	fmt.Println("url", "ws"+strings.TrimPrefix(hs.URL, "http"))
-	for srv.Stats().Connections < n {
-		time.Sleep(time.Millisecond)
-	}
+	waitUntil(t, "every connection registered", func() bool { return srv.Stats().Connections >= n })
 	if err := srv.Emit(context.Background(), "taskChanged", benchTask); err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +380,13 @@ func TestRealtimeServerProcess(t *testing.T) {
 	if line, _ := in.ReadString('\n'); line != "read\n" {
 		t.Fatalf("stdin: %q", line)
 	}
-	time.Sleep(100 * time.Millisecond) // writer goroutines wind down
+	// The writes that delivered the event end on their own goroutines;
+	// measure once only the readers are left (or, if more stay, after 10 s,
+	// and the parent's check fails on the count).
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine()-goroutines0 > n && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
 	heap1, stack1 := memory()
 	fmt.Printf("per-conn %.0f %.0f %.3f\n", float64(heap1-heap0)/float64(n), float64(stack1-stack0)/float64(n),
 		float64(runtime.NumGoroutine()-goroutines0)/float64(n))
@@ -390,6 +395,16 @@ func TestRealtimeServerProcess(t *testing.T) {
 
 // memory is the heap in use by live objects and the stack memory, after
 // collecting garbage twice (so that what finalizers free goes too).
+// waitUntil polls cond until it holds, failing after a minute.
+func waitUntil(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			tb.Fatalf("waited a minute for %s", what)
+		}
+	}
+}
+
 func memory() (heap, stack uint64) {
 	var m runtime.MemStats
 	runtime.GC()

@@ -8,10 +8,11 @@ require (
 	go.uber.org/goleak v1.3.0
 	stitchkit.dev/stitchkit v0.0.0
 	stitchkit.dev/stitchkit/pkg/check v0.0.0
-	stitchkit.dev/stitchkit/pkg/compile v0.0.0
 	stitchkit.dev/stitchkit/pkg/export v0.0.0
 	stitchkit.dev/stitchkit/pkg/gen v0.0.0
 )
+
+require stitchkit.dev/stitchkit/pkg/compile v0.0.0 // indirect
 
 require (
 	cuelabs.dev/go/oci/ociregistry v0.0.0-20260601085548-328ff8e2c943 // indirect
@@ -34,11 +35,11 @@ require (
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	go.yaml.in/yaml/v3 v3.0.6 // indirect
-	golang.org/x/net v0.61.0 // indirect
+	golang.org/x/net v0.63.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
-	golang.org/x/sync v0.24.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
-	golang.org/x/text v0.43.0 // indirect
+	golang.org/x/sync v0.25.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/text v0.44.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
 )
@@ -50,3 +51,5 @@ replace (
 	stitchkit.dev/stitchkit/pkg/export => ../pkg/export
 	stitchkit.dev/stitchkit/pkg/gen => ../pkg/gen
 )
+
+replace stitchkit.dev/stitchkit/pkg/review => ../pkg/review

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"stitchkit.dev/stitchkit/pkg/export/asyncapi"
+	"stitchkit.dev/stitchkit/pkg/project"
 )
 
 func init() {
@@ -32,7 +33,11 @@ failed write, 2 usage error.`,
 			if err != nil {
 				return err
 			}
-			doc, err := asyncapi.Generate(g, &asyncapi.Options{Prefix: prefix})
+			p, err := project.New(g, nil)
+			if err != nil {
+				return exitWith(exitFailure, err)
+			}
+			doc, err := asyncapi.Generate(p, &asyncapi.Options{Prefix: prefix})
 			if err != nil {
 				return exitWith(exitFailure, err)
 			}

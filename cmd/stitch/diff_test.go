@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 )
 
 const diffContract = `package notes
@@ -100,7 +100,7 @@ func TestDiffFolders(t *testing.T) {
 func TestDiffGraphJSON(t *testing.T) {
 	dir := t.TempDir()
 	writeContract(t, filepath.Join(dir, "c"), "")
-	g, err := compile.Compile(context.Background(), filepath.Join(dir, "c"))
+	g, err := check.Compile(context.Background(), filepath.Join(dir, "c"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestDiffPrintSchema(t *testing.T) {
 // checks the work tree and index are left exactly as they were.
 func TestDiffGitRef(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
+		t.Fatal("git is not installed: git:REF:DIR reads the old side with it (README, Set-up)")
 	}
 	repo := t.TempDir()
 	git := func(args ...string) string {
@@ -201,7 +201,7 @@ func TestDiffGitRef(t *testing.T) {
 // folder: DIR is relative to the current directory, as in git's REF:./path.
 func TestDiffGitRefFromSubdirectory(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
+		t.Fatal("git is not installed: git:REF:DIR reads the old side with it (README, Set-up)")
 	}
 	repo := t.TempDir()
 	home := t.TempDir()

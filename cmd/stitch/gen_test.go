@@ -64,3 +64,31 @@ func TestGenCommand(t *testing.T) {
 		}
 	}
 }
+
+// --cli writes the command's main.go, importing the generated package by
+// its path in the module around it; outside a module it is an error.
+func TestGenCLI(t *testing.T) {
+	mod := t.TempDir()
+	if err := os.WriteFile(filepath.Join(mod, "go.mod"), []byte("module example.com/m\n\ngo 1.26\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	args := []string{"gen", "../../examples/tasks", "-o", filepath.Join(mod, "api", "tasksapi"), "--cli", filepath.Join(mod, "cmd", "tasks")}
+	if code := run(args, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	main, err := os.ReadFile(filepath.Join(mod, "cmd", "tasks", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"package main\n", `tasksapi "example.com/m/api/tasksapi"`, `os.Getenv("TASKS_SERVER")`, "cli.New(tasksapi.Graph(), opts)"} {
+		if !strings.Contains(string(main), want) {
+			t.Errorf("main.go lacks %q:\n%s", want, main)
+		}
+	}
+	stderr.Reset()
+	outside := t.TempDir()
+	if code := run([]string{"gen", "../../examples/minimal", "-o", filepath.Join(outside, "api"), "--cli", filepath.Join(outside, "cmd")}, &stdout, &stderr); code != exitFailure || !strings.Contains(stderr.String(), "not inside a Go module") {
+		t.Errorf("outside a module: exit %d, stderr %q", code, stderr.String())
+	}
+}

@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"stitchkit.dev/stitchkit/pkg/conformance"
+	"stitchkit.dev/stitchkit/pkg/project"
 )
 
 func init() {
@@ -26,7 +28,9 @@ With --check FILE it compares the manifest with a committed one instead:
 it says the manifest is up to date and exits 0, or exits 1 printing which
 operation, surface or event field drifted (-committed +built), the first
 ` + fmt.Sprint(conformance.MaxDiffBytes) + ` bytes of it unless --full-diff is given. Regenerate with -o
-and review the diff.`,
+and review the diff. The manifest records the options it was built with
+(--http-prefix): --check without the flag rebuilds with the committed
+manifest's options, and the regenerate hint names them.`,
 			Example: `  stitch manifest contracts --http-prefix /api -o surface-manifest.json
   stitch manifest contracts --http-prefix /api --check surface-manifest.json --full-diff`,
 			Args: cobra.MaximumNArgs(1),
@@ -35,19 +39,32 @@ and review the diff.`,
 				if err != nil {
 					return err
 				}
-				m, err := conformance.BuildManifest(g, &conformance.Options{HTTPPrefix: prefix})
-				if err != nil {
-					return exitWith(exitFailure, err)
-				}
+				popts := project.Options{HTTPPrefix: prefix}
+				var want *conformance.Manifest
 				if check != "" {
 					data, err := os.ReadFile(check)
 					if err != nil {
 						return exitWith(exitFailure, err)
 					}
-					want, err := conformance.DecodeManifest(data)
-					if err != nil {
+					if want, err = conformance.DecodeManifest(data); err != nil {
 						return exitWith(exitFailure, fmt.Errorf("%s: %w", check, err))
 					}
+					if !cmd.Flags().Changed("http-prefix") {
+						// The committed manifest records the options it
+						// was built with: check against the same
+						// projection unless a flag says otherwise.
+						popts = want.ProjectOptions()
+					}
+				}
+				p, err := project.New(g, &popts)
+				if err != nil {
+					return exitWith(exitFailure, err)
+				}
+				m, err := conformance.BuildManifest(p, nil)
+				if err != nil {
+					return exitWith(exitFailure, err)
+				}
+				if check != "" {
 					diff, equal := conformance.CompareManifest(want, m)
 					if fullDiff {
 						diff, equal = conformance.DiffManifests(want, m)
@@ -60,7 +77,7 @@ and review the diff.`,
 								hint = " (the diff above is cut; --full-diff prints all of it)"
 							}
 						}
-						return exitWith(exitFailure, fmt.Errorf("surface manifest of %s drifted from %s (-committed +built)%s; regenerate it with `stitch manifest %s -o %s` and review the diff", dirArg(args), check, hint, dirArg(args), check))
+						return exitWith(exitFailure, fmt.Errorf("surface manifest of %s drifted from %s (-committed +built)%s; regenerate it with `stitch manifest %s%s -o %s` and review the diff", dirArg(args), check, hint, dirArg(args), projectFlags(popts), check))
 					}
 					msg := fmt.Sprintf("surface manifest %s is up to date with %s\n", check, dirArg(args))
 					if out == "" {
@@ -82,6 +99,24 @@ and review the diff.`,
 		httpPrefixFlag(cmd, &prefix)
 		return cmd
 	})
+}
+
+// projectFlags are the command-line flags that state o (" --http-prefix
+// /api"), for a hint that must rebuild the same projection.
+func projectFlags(o project.Options) string {
+	var b strings.Builder
+	if o.HTTPPrefix != "" {
+		fmt.Fprintf(&b, " --http-prefix %s", shellQuote(o.HTTPPrefix))
+	}
+	return b.String()
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // httpPrefixFlag registers --http-prefix, the mount prefix of the HTTP

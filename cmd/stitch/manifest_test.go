@@ -96,3 +96,41 @@ func TestManifestCommand(t *testing.T) {
 		t.Errorf("missing DIR: exit %d", code)
 	}
 }
+
+// TestManifestCheckKeepsOptions: the manifest records the projection
+// options it was built with, so --check without --http-prefix checks
+// against the same routes, and the regenerate hint names the flag (it
+// used to drop it, and following it moved every route).
+func TestManifestCheckKeepsOptions(t *testing.T) {
+	dir := "../../examples/minimal"
+	out := filepath.Join(t.TempDir(), "surface-manifest.json")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"manifest", dir, "--http-prefix", "/api", "-o", out}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	stdout.Reset()
+	if code := run([]string{"manifest", dir, "--check", out}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("--check without the flag on a manifest built with it: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drifted := strings.Replace(string(b), `"List notes"`, `"List all notes"`, 1)
+	if err := os.WriteFile(out, []byte(drifted), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stderr.Reset()
+	if code := run([]string{"manifest", dir, "--check", out}, &stdout, &stderr); code != exitFailure {
+		t.Fatalf("drift: exit %d", code)
+	}
+	if want := "`stitch manifest " + dir + " --http-prefix /api -o " + out + "`"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("hint lacks %s:\n%s", want, stderr.String())
+	}
+	// An explicit flag wins over the recorded options: the routes moved.
+	stdout.Reset()
+	if code := run([]string{"manifest", dir, "--http-prefix", "/v2", "--check", out}, &stdout, &stderr); code != exitFailure ||
+		!strings.Contains(stdout.String(), "+options.httpPrefix: \"/v2\"") {
+		t.Errorf("another prefix: exit %d\n%s", code, stdout.String())
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	"stitchkit.dev/stitchkit/pkg/export/openapi"
 	"stitchkit.dev/stitchkit/pkg/graph"
+	"stitchkit.dev/stitchkit/pkg/project"
 )
 
 func init() {
@@ -48,14 +49,18 @@ failed write, 2 usage error.`,
 			if err != nil {
 				return err
 			}
-			opts := &openapi.Options{Prefix: prefix}
+			p, err := project.New(g, &project.Options{HTTPPrefix: prefix})
+			if err != nil {
+				return exitWith(exitFailure, err)
+			}
+			opts := &openapi.Options{}
 			for _, s := range servers {
 				opts.Servers = append(opts.Servers, openapi.Server{URL: s})
 			}
 			if licenseName != "" {
 				opts.License = &openapi.License{Name: licenseName, Identifier: licenseID, URL: licenseURL}
 			}
-			doc, err := openapi.Generate(g, opts)
+			doc, err := openapi.Generate(p, opts)
 			if err != nil {
 				return exitWith(exitFailure, err)
 			}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -22,6 +21,7 @@ import (
 
 	"stitchkit.dev/stitchkit/pkg/export/openapi"
 	"stitchkit.dev/stitchkit/pkg/graph"
+	"stitchkit.dev/stitchkit/pkg/httpserver"
 	"stitchkit.dev/stitchkit/pkg/mount"
 	httpmount "stitchkit.dev/stitchkit/pkg/mount/http"
 	"stitchkit.dev/stitchkit/pkg/project"
@@ -79,8 +79,9 @@ type serveState struct {
 	// runner answers every operation and runtime tool: with an example, or
 	// NOT_IMPLEMENTED when it has none. Mounts must use it (not a runner
 	// of their own), so every transport answers alike.
-	runner     *mount.Runner
-	validators *validate.Set
+	runner *mount.Runner
+	// p is the one projection of g (HTTP prefix /api).
+	p *project.Projection
 	// answers says, per identity ("tasks.get"), whether it answers with an
 	// example.
 	answers map[string]bool
@@ -89,7 +90,7 @@ type serveState struct {
 
 	routes  []serveRoute
 	listing []serveListing
-	// shutdown runs after the HTTP server has stopped (a mount holding
+	// shutdown runs beside the HTTP server's shutdown (a mount holding
 	// hijacked connections, like realtime, closes them here).
 	shutdown []func(context.Context) error
 }
@@ -123,11 +124,13 @@ func newServeState(g *graph.Graph, logger io.Writer) (*serveState, error) {
 	if err != nil {
 		return nil, err
 	}
-	set, err := validate.ForGraph(g)
+	// The one projection every mount, the realtime contracts and the
+	// OpenAPI document read: the HTTP routes under /api.
+	p, err := project.New(g, &project.Options{HTTPPrefix: serveHTTPPrefix})
 	if err != nil {
 		return nil, err
 	}
-	s := &serveState{g: g, graphJSON: graphJSON, validators: set, answers: map[string]bool{}}
+	s := &serveState{g: g, p: p, graphJSON: graphJSON, answers: map[string]bool{}}
 	impl := mount.NewImplementation(g)
 	for _, op := range g.Operations() {
 		s.bindExamples(impl, op.Service, op.Action, op.Output, op.Examples)
@@ -135,7 +138,7 @@ func newServeState(g *graph.Graph, logger io.Writer) (*serveState, error) {
 	for _, rt := range g.RuntimeTools {
 		s.bindExamples(impl, rt.Identity.Service, rt.Identity.Action, rt.Output, rt.Examples)
 	}
-	s.runner, err = mount.New(impl, &mount.Options{Validators: set, Logger: slogTo(logger)})
+	s.runner, err = mount.New(impl, &mount.Options{Projection: p, Logger: slogTo(logger)})
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +190,7 @@ func (s *serveState) bindExamples(impl *mount.Implementation, service, action st
 			}
 			v, err := validate.DecodeJSON(out, &validate.DecodeOptions{MaxDepth: 10000})
 			if err == nil {
-				err = s.validators.Get(output).Validate(v)
+				err = s.p.Validators().Get(output).Validate(v)
 			}
 			if err != nil {
 				s.warnings = append(s.warnings, fmt.Sprintf("%s: example %d's output does not match #output (%v); ignored", id, i, err))
@@ -242,15 +245,19 @@ func pickExample(c *mount.Call, exs []example) example {
 	return exs[0]
 }
 
+// serveHTTPPrefix is the HTTP prefix of the projection `stitch serve`
+// serves.
+const serveHTTPPrefix = "/api"
+
 // serveHTTP mounts the contract's HTTP routes under /api through the real
 // HTTP mount.
 func serveHTTP(s *serveState) error {
-	const prefix = "/api"
-	h, err := httpmount.New(s.runner, &httpmount.Options{Prefix: prefix})
+	const prefix = serveHTTPPrefix
+	h, err := httpmount.New(s.runner, nil)
 	if err != nil {
 		return err
 	}
-	routes := project.HTTPRoutes(s.g, project.HTTPOptions{Prefix: prefix})
+	routes := s.p.Routes()
 	answering := 0
 	for _, r := range routes {
 		if s.answers[r.Op.ID()] {
@@ -270,7 +277,7 @@ func serveHTTP(s *serveState) error {
 
 // serveDocuments serves the compiled graph and the OpenAPI document.
 func serveDocuments(s *serveState) error {
-	doc, err := openapi.Generate(s.g, &openapi.Options{Prefix: "/api"})
+	doc, err := openapi.Generate(s.p, nil)
 	if err != nil {
 		return err
 	}
@@ -284,7 +291,7 @@ func staticJSON(s *serveState, b []byte) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
-			s.writeError(w, r, "METHOD_NOT_ALLOWED")
+			s.writeError(w, r, mount.CodeMethodNotAllowed)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -297,7 +304,7 @@ func staticJSON(s *serveState, b []byte) http.Handler {
 }
 
 // writeError answers with a framework code in the HTTP error envelope.
-func (s *serveState) writeError(w http.ResponseWriter, r *http.Request, code string) {
+func (s *serveState) writeError(w http.ResponseWriter, r *http.Request, code mount.Code) {
 	e := s.runner.Normalize(r.Context(), nil, mount.NewError(code, ""))
 	body := e.HTTPEnvelope()
 	w.Header().Set("Content-Type", "application/json")
@@ -320,7 +327,7 @@ func (s *serveState) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.writeError(w, r, "NOT_FOUND")
+	s.writeError(w, r, mount.CodeNotFound)
 }
 
 // runServe serves the contract at src on addr until ctx is done, then shuts
@@ -357,45 +364,36 @@ func runServe(ctx context.Context, env *cliEnv, src, addr string) error {
 	}
 	out.Write([]byte(b.String()))
 
-	srv := &http.Server{
-		Handler:           logRequests(s, out),
+	srv := httpserver.New(logRequests(s, out), &httpserver.Options{
 		ReadHeaderTimeout: serveReadHeaderTimeout,
 		ReadTimeout:       serveReadTimeout,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case err := <-done:
-		return exitWith(exitFailure, err)
-	case <-ctx.Done():
-	}
-	fmt.Fprintln(out, "stitch serve: shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		_ = srv.Close()
-	}
-	for _, stop := range s.shutdown {
-		_ = stop(sctx)
-	}
-	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+	})
+	stopped := make(chan struct{})
+	go func() {
+		<-ctx.Done()
+		fmt.Fprintln(out, "stitch serve: shutting down")
+		close(stopped)
+	}()
+	// Run shuts the realtime mounts down (1001 to every WebSocket client)
+	// beside the HTTP server, each with the whole shutdown budget, and
+	// returns nil once ctx has ended whatever was still in flight.
+	if err := httpserver.Run(ctx, srv, ln, nil, s.shutdown...); err != nil {
 		return exitWith(exitFailure, err)
 	}
+	<-stopped
 	return nil
 }
 
-// The read deadlines of stitch serve: a client that stops sending its
-// headers or its body is cut off instead of holding a goroutine (and a
-// connection) forever. The whole request, body included, must arrive
-// within serveReadTimeout — 1 MiB at the body cap is far below it on any
-// link — and every answer stitch serve gives is immediate. A WebSocket
-// upgrade clears the deadline for the life of the socket. (Variables, so a
-// test can shorten them.)
+// The read deadlines of stitch serve (httpserver's defaults): a client
+// that stops sending its headers or its body is cut off instead of holding
+// a goroutine (and a connection) forever. The whole request, body
+// included, must arrive within serveReadTimeout — 1 MiB at the body cap is
+// far below it on any link — and every answer stitch serve gives is
+// immediate. A WebSocket upgrade clears the deadline for the life of the
+// socket. (Variables, so a test can shorten them.)
 var (
-	serveReadHeaderTimeout = 10 * time.Second
-	serveReadTimeout       = 30 * time.Second
+	serveReadHeaderTimeout = httpserver.DefaultReadHeaderTimeout
+	serveReadTimeout       = httpserver.DefaultReadTimeout
 )
 
 // slogTo logs the runner's internal errors (the causes it never sends) as

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"path/filepath"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"testing"
 
@@ -80,7 +81,7 @@ func TestServeMCP(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := conformance.BuildManifest(g, &conformance.Options{HTTPPrefix: "/api"})
+			m, err := conformance.BuildManifest(projecttest.Prefixed(t, g, "/api"), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,7 +152,7 @@ func TestServeMCPInspector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := conformance.BuildManifest(g, &conformance.Options{HTTPPrefix: "/api"})
+	m, err := conformance.BuildManifest(projecttest.Prefixed(t, g, "/api"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +203,7 @@ func TestServeMCPInspectorUnseen(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := mounttest.UnseenDir(name)
 			g := mounttest.Unseen(t, name)
-			m, err := conformance.BuildManifest(g, &conformance.Options{HTTPPrefix: "/api"})
+			m, err := conformance.BuildManifest(projecttest.Prefixed(t, g, "/api"), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,7 +15,7 @@ func init() { serveMounts = append(serveMounts, serveRealtime) }
 // rejected as by any server; an unknown contract is 404, a foreign Origin
 // 403), and the ES module client at /realtime.js.
 func serveRealtime(s *serveState) error {
-	mux, err := realtime.ServeExamples(s.g, s.validators, realtime.DefaultPrefix, nil)
+	mux, err := realtime.ServeExamples(s.p, realtime.DefaultPrefix, nil)
 	if err != nil {
 		return err
 	}
@@ -23,7 +23,7 @@ func serveRealtime(s *serveState) error {
 	contracts := mux.Contracts()
 	s.handle(realtime.DefaultPrefix, mux, "realtime", realtime.DefaultPrefix+"/{contract}",
 		fmt.Sprintf("%d contracts, WebSocket subprotocol %s", len(contracts), realtime.Subprotocol))
-	cs, err := realtime.Contracts(s.g, s.validators)
+	cs, err := realtime.Contracts(s.p)
 	if err != nil {
 		return err
 	}

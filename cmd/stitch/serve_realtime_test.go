@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ import (
 	"github.com/gorilla/websocket"
 	"go.uber.org/goleak"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/mount"
 	"stitchkit.dev/stitchkit/pkg/realtime"
 )
@@ -65,11 +66,11 @@ func TestServeRealtime(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	g, err := compile.Compile(ctx, dir)
+	g, err := check.Compile(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	station, err := realtime.NewContract(g, "station", nil)
+	station, err := realtime.NewContract(projecttest.New(t, g, nil), "station")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,11 +168,11 @@ func TestServeRealtime(t *testing.T) {
 func TestServeRealtimeTasks(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	ctx := context.Background()
-	g, err := compile.Compile(ctx, "../../examples/tasks")
+	g, err := check.Compile(ctx, "../../examples/tasks")
 	if err != nil {
 		t.Fatal(err)
 	}
-	board, err := realtime.NewContract(g, "board", nil)
+	board, err := realtime.NewContract(projecttest.New(t, g, nil), "board")
 	if err != nil {
 		t.Fatal(err)
 	}

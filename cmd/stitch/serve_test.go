@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"sync"
 	"testing"
@@ -22,7 +24,7 @@ import (
 	"go.uber.org/goleak"
 
 	"stitchkit.dev/stitchkit/internal/mounttest"
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/mount"
 	"stitchkit.dev/stitchkit/pkg/project"
@@ -87,7 +89,12 @@ func startServe(t *testing.T, src string) *served {
 	s.stop = func() error {
 		tr.CloseIdleConnections()
 		cancel()
-		return <-done
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(30 * time.Second):
+			return errors.New("stitch serve did not return within 30s of its context's cancellation")
+		}
 	}
 	return s
 }
@@ -281,7 +288,7 @@ func TestServeProbes(t *testing.T) {
 	}
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			g, err := compile.Compile(context.Background(), dir)
+			g, err := check.Compile(context.Background(), dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -454,7 +461,7 @@ func otherMethod(g *graph.Graph, path string) string {
 // serves it back byte for byte.
 func TestServeGraphJSON(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	g, err := compile.Compile(context.Background(), "../../examples/minimal")
+	g, err := check.Compile(context.Background(), "../../examples/minimal")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -508,6 +515,9 @@ func TestServeStaysHealthy(t *testing.T) {
 			addr := strings.TrimPrefix(s.base, "http://")
 			routes := project.HTTPRoutes(g, project.HTTPOptions{Prefix: "/api"})
 			s.do(t, "GET", "/graph.json", "", nil)
+			// Not synchronisation: a pause before the baseline so that the
+			// request's own goroutines have ended; one still running only
+			// raises the baseline (a weaker check, never a false failure).
 			time.Sleep(50 * time.Millisecond)
 			before := runtime.NumGoroutine()
 
@@ -644,7 +654,10 @@ func TestServeStaysHealthy(t *testing.T) {
 func TestServeCutsOffStalledClients(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	defer func(h, r time.Duration) { serveReadHeaderTimeout, serveReadTimeout = h, r }(serveReadHeaderTimeout, serveReadTimeout)
-	serveReadHeaderTimeout, serveReadTimeout = 300*time.Millisecond, 300*time.Millisecond
+	// A second, not less: a loaded machine may not run a healthy request's
+	// handler before a shorter read deadline has passed (and Go fails a read
+	// past its deadline even when the bytes are there).
+	serveReadHeaderTimeout, serveReadTimeout = time.Second, time.Second
 	s := startServe(t, mounttest.UnseenDir("library"))
 	defer func() {
 		if err := s.stop(); err != nil {
@@ -652,7 +665,7 @@ func TestServeCutsOffStalledClients(t *testing.T) {
 		}
 	}()
 	// A WebSocket outlives the read deadline (the upgrade clears it).
-	desk, err := realtime.NewContract(mounttest.Unseen(t, "library"), "desk", nil)
+	desk, err := realtime.NewContract(projecttest.New(t, mounttest.Unseen(t, "library"), nil), "desk")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -663,13 +676,16 @@ func TestServeCutsOffStalledClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
+	// An absence check: a server that applied its read deadline to the
+	// upgraded connection would have cut it by now; on a slow machine the
+	// wait can only come short of that, never fail a correct server.
 	time.Sleep(3 * serveReadTimeout)
 	_, err = cl.Request(ctx, 0, "ping", map[string]any{"n": 1})
 	if me, ok := mount.AsError(err); !ok || me.Details["code"] != "NOT_IMPLEMENTED" {
 		t.Fatalf("a WebSocket past the read deadline: %v", err)
 	}
 	s.do(t, "GET", "/graph.json", "", nil)
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // as in TestServeStaysHealthy: only settles the baseline
 	before := runtime.NumGoroutine()
 	addr := strings.TrimPrefix(s.base, "http://")
 	var conns []net.Conn

@@ -14,14 +14,14 @@ import (
 	"stitchkit.dev/stitchkit/pkg/conformance/conformancetest"
 )
 
-// -update (rewrite the want sections of testdata/invalid/*.txtar) is the
+// -conformancetest.update (rewrite the want sections of testdata/invalid/*.txtar) is the
 // repository's one update switch, conformancetest's; a second definition
 // would panic.
 var update = conformancetest.Update
 
 // TestInvalidCorpus runs `stitch vet contract` on every archive of
 // testdata/invalid and asserts exit 1 and exactly the want/diagnostics
-// (the diagnostic lines of stderr). -update rewrites the want sections.
+// (the diagnostic lines of stderr). -conformancetest.update rewrites the want sections.
 func TestInvalidCorpus(t *testing.T) {
 	archives, err := filepath.Glob("../../testdata/invalid/*.txtar")
 	if err != nil || len(archives) == 0 {

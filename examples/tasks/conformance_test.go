@@ -5,7 +5,7 @@ package main
 // runner and mounts behind one loopback httptest server), then
 //
 //   - pins the surface manifest (testdata/surface-manifest.json; refresh
-//     with `go test -update` and review the diff);
+//     with `go test -conformancetest.update` and review the diff);
 //   - compares the manifest with what clients discover on the live mounts;
 //   - runs parity probes: the same call, the same observation, on every
 //     transport;
@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -74,7 +75,7 @@ func start(t *testing.T) *live {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := openapi.Generate(tasksapi.Graph(), &openapi.Options{Prefix: server.APIPrefix})
+	doc, err := openapi.Generate(projecttest.Prefixed(t, tasksapi.Graph(), server.APIPrefix), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func start(t *testing.T) *live {
 	if l.tools, err = agent.New(app.Runner(), nil); err != nil {
 		t.Fatal(err)
 	}
-	if l.cli, err = cli.New(tasksapi.Graph(), &cli.Options{Runner: app.Runner()}); err != nil {
+	if l.cli, err = cli.New(app.Runner().Projection(), &cli.Options{Runner: app.Runner()}); err != nil {
 		t.Fatal(err)
 	}
 	l.app = app
@@ -140,7 +141,7 @@ func (l *live) get(t *testing.T, path string) []byte {
 
 func TestConformance(t *testing.T) {
 	g := tasksapi.Graph()
-	m, err := conformance.BuildManifest(g, &conformance.Options{HTTPPrefix: server.APIPrefix})
+	m, err := conformance.BuildManifest(projecttest.Prefixed(t, g, server.APIPrefix), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,20 +292,20 @@ func (l *live) allow(t *testing.T, path string) string {
 func (l *live) drivers(t *testing.T) conformance.Drivers {
 	t.Helper()
 	g := tasksapi.Graph()
-	h, err := httpdriver.New(g, &httpdriver.Options{BaseURL: l.srv.URL, Client: l.srv.Client(), Prefix: server.APIPrefix})
+	h, err := httpdriver.New(projecttest.Prefixed(t, g, server.APIPrefix), &httpdriver.Options{BaseURL: l.srv.URL, Client: l.srv.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// MCP through the member surface, the one a signed-in user gets.
-	m, err := mcpdriver.New(g, l.session(t, "member"), "member")
+	m, err := mcpdriver.New(projecttest.New(t, g, nil), l.session(t, "member"), "member")
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := agentdriver.New(g, l.tools)
+	a, err := agentdriver.New(projecttest.New(t, g, nil), l.tools)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := clidriver.New(g, clidriver.InProcess(l.cli))
+	c, err := clidriver.New(projecttest.New(t, g, nil), clidriver.InProcess(l.cli))
 	if err != nil {
 		t.Fatal(err)
 	}

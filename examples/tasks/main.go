@@ -13,18 +13,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"stitchkit.dev/stitchkit/examples/tasks/server"
+	"stitchkit.dev/stitchkit/pkg/httpserver"
 	mcpmount "stitchkit.dev/stitchkit/pkg/mount/mcp"
 )
 
@@ -94,23 +92,14 @@ func run(ctx context.Context, addr string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "try: curl -s -X POST %s%s/tasks -H 'Content-Type: application/json' -d '{\"title\":\"Write docs\"}'\n", base, server.APIPrefix)
 
-	srv := &http.Server{Handler: app.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return err
-	}
-	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	// http.Server.Shutdown leaves hijacked connections alone: close the
-	// board's WebSockets (1001).
-	return app.Shutdown(sctx)
+	// httpserver bounds what a client can make the server spend (header,
+	// body and answer times, idle connections, header size; see
+	// docs/limits.md) and, once ctx ends, closes the board's WebSockets
+	// (1001) beside the HTTP shutdown — http.Server.Shutdown leaves
+	// hijacked connections alone — returning nil whatever is in flight.
+	return httpserver.Run(ctx, httpserver.New(app.Handler(), nil), ln, &httpserver.Options{ShutdownTimeout: shutdownTimeout}, app.Shutdown)
 }
+
+// shutdownTimeout is how long requests in flight may finish once the
+// server is told to stop (a variable, so a test can shorten it).
+var shutdownTimeout = httpserver.DefaultShutdownTimeout

@@ -21,7 +21,7 @@ import (
 	"stitchkit.dev/stitchkit/pkg/gen"
 )
 
-// -update is the repository's one update switch (conformancetest's).
+// -conformancetest.update is the repository's one update switch (conformancetest's).
 var update = conformancetest.Update
 
 type lockedBuffer struct {
@@ -75,14 +75,19 @@ func TestRun(t *testing.T) {
 		t.Errorf("POST %s: %d %s", tasksURL, resp.StatusCode, b)
 	}
 	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not return within 30s of its context's cancellation")
 	}
 }
 
 // TestGeneratedBindingsAreCurrent regenerates tasksapi from tasks.cue and
 // requires the checked-in files to be byte-identical (refresh with
-// go test ./examples/tasks -update, or go generate ./examples/tasks).
+// go test ./examples/tasks -conformancetest.update, or go generate ./examples/tasks).
 func TestGeneratedBindingsAreCurrent(t *testing.T) {
 	rep, err := check.Dir(context.Background(), ".")
 	if err != nil {

@@ -82,8 +82,13 @@ func TestRunServesMCP(t *testing.T) {
 		t.Errorf("the admin surface is not printed:\n%s", out.String())
 	}
 	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not return within 30s of its context's cancellation")
 	}
 }
 

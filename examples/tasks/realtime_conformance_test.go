@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"path/filepath"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,7 +15,7 @@ import (
 
 	"stitchkit.dev/stitchkit/examples/tasks/server"
 	"stitchkit.dev/stitchkit/examples/tasks/tasksapi"
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/conformance"
 	"stitchkit.dev/stitchkit/pkg/conformance/conformancetest"
 	"stitchkit.dev/stitchkit/pkg/conformance/realtimedriver"
@@ -203,27 +205,35 @@ func realtimeScenarios(t *testing.T, l *live) {
 				return nil, ctx.Err()
 			}
 		}},
-		Expected: rejected(conformance.CodeRealtimeContractViolation, conformance.ClientInbound, conformance.PhaseArguments, conformance.ReasonInvalidArguments, conformance.FaultPeer),
+		Expected: rejected(string(conformance.CodeRealtimeContractViolation), conformance.ClientInbound, conformance.PhaseArguments, conformance.ReasonInvalidArguments, conformance.FaultPeer),
 	}, {
 		Name: "an acknowledgement the next generation refuses", Scenario: conformance.ScenarioInvalidAcknowledgement,
 		Fixture: realtimedriver.Action{Binding: nextAck, Do: func(ctx context.Context, b realtime.Binding) (any, error) {
 			return watch(ctx, b, 0, server.MainBoard)
 		}},
-		Expected: rejected(conformance.CodeRealtimeInvalidAcknowledgment, conformance.ClientInbound, conformance.PhaseAcknowledgement, conformance.ReasonInvalidAcknowledgement, conformance.FaultPeer),
+		Expected: rejected(string(conformance.CodeRealtimeInvalidAcknowledgment), conformance.ClientInbound, conformance.PhaseAcknowledgement, conformance.ReasonInvalidAcknowledgement, conformance.FaultPeer),
 	}, {
 		Name: "the server refuses the previous generation's empty board name", Scenario: conformance.ScenarioPeerRejection,
 		Fixture: realtimedriver.Action{Binding: previous, Do: func(ctx context.Context, b realtime.Binding) (any, error) {
 			return watch(ctx, b, 0, "")
 		}},
-		Expected: rejected(conformance.CodeRealtimeContractViolation, conformance.ClientInbound, conformance.PhaseArguments, conformance.ReasonRejectedByPeer, conformance.FaultLocal),
+		Expected: rejected(string(conformance.CodeRealtimeContractViolation), conformance.ClientInbound, conformance.PhaseArguments, conformance.ReasonRejectedByPeer, conformance.FaultLocal),
 	}, {
 		Name: "watch on a closed connection", Scenario: conformance.ScenarioDisconnected,
 		// The caller owns the connection: its setup closes it.
-		Setup: func(context.Context) error { closed.Close(); <-closed.Done(); return nil },
+		Setup: func(ctx context.Context) error {
+			closed.Close()
+			select {
+			case <-closed.Done():
+				return nil
+			case <-ctx.Done():
+				return fmt.Errorf("the closed connection did not end: %w", ctx.Err())
+			}
+		},
 		Fixture: realtimedriver.Action{Binding: closed, Do: func(ctx context.Context, b realtime.Binding) (any, error) {
 			return watch(ctx, b, 0, server.MainBoard)
 		}},
-		Expected: conformance.Observation{Outcome: conformance.OutcomeDisconnected, Code: conformance.CodeRealtimeDisconnected,
+		Expected: conformance.Observation{Outcome: conformance.OutcomeDisconnected, Code: string(conformance.CodeRealtimeDisconnected),
 			Disconnect: &conformance.Disconnect{Phase: conformance.BeforeInvoke}, HandlerCalls: &zero},
 	}, {
 		Name: "the connection drops while watch waits for its ack", Scenario: conformance.ScenarioInFlightDisconnect,
@@ -240,7 +250,7 @@ func realtimeScenarios(t *testing.T, l *live) {
 			}()
 			return watch(ctx, b, 0, server.MainBoard)
 		}},
-		Expected: conformance.Observation{Outcome: conformance.OutcomeDisconnected, Code: conformance.CodeRealtimeDisconnected,
+		Expected: conformance.Observation{Outcome: conformance.OutcomeDisconnected, Code: string(conformance.CodeRealtimeDisconnected),
 			Disconnect: &conformance.Disconnect{Phase: conformance.InFlight}, HandlerCalls: &zero},
 	}, {
 		Name: "watch times out when the answer never arrives", Scenario: conformance.ScenarioTimeout,
@@ -249,7 +259,7 @@ func realtimeScenarios(t *testing.T, l *live) {
 			return watch(ctx, b, 50*time.Millisecond, server.MainBoard)
 		}},
 		Teardown: func(context.Context) error { stalled.Release(); return nil },
-		Expected: conformance.Observation{Outcome: conformance.OutcomeTimeout, Code: conformance.CodeRealtimeTimeout, HandlerCalls: &zero},
+		Expected: conformance.Observation{Outcome: conformance.OutcomeTimeout, Code: string(conformance.CodeRealtimeTimeout), HandlerCalls: &zero},
 	}}
 	var probes []conformance.Probe
 	for _, s := range scenarios {
@@ -273,11 +283,11 @@ func boardContract(t *testing.T, generation string) *realtime.Contract {
 	g := tasksapi.Graph()
 	if generation != "" {
 		var err error
-		if g, err = compile.Compile(context.Background(), filepath.Join("testdata", "generations", generation)); err != nil {
+		if g, err = check.Compile(context.Background(), filepath.Join("testdata", "generations", generation)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	c, err := realtime.NewContract(g, "board", nil)
+	c, err := realtime.NewContract(projecttest.New(t, g, nil), "board")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +414,7 @@ func (f *faultyLink) pipe(dst, src net.Conn, toClient bool) {
 			f.mu.Unlock()
 			switch {
 			case toClient && held != nil:
-				<-held
+				<-held // the test's Release or Cut closes it
 			case !toClient && held != nil:
 				select {
 				case sent <- struct{}{}:

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sort"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"testing"
 
@@ -116,11 +118,11 @@ func TestParityLibrary(t *testing.T) {
 // parity runs a corpus over every transport of g: HTTP under /api, MCP on
 // the named surface, the Agent, and the CLI in process and with --server.
 func parity(t *testing.T, g *graph.Graph, surface string, bind map[string]mount.Handler, corpus []parityCase) {
-	r, err := mounttest.ExampleRunner(g, nil, bind)
+	r, err := mounttest.ExampleRunner(g, &mount.Options{Logger: slog.New(slog.DiscardHandler), Projection: projecttest.Prefixed(t, g, "/api")}, bind)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hh, err := httpmount.New(r, &httpmount.Options{Prefix: "/api"})
+	hh, err := httpmount.New(r, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,11 +145,11 @@ func parity(t *testing.T, g *graph.Graph, surface string, bind map[string]mount.
 	if err != nil {
 		t.Fatal(err)
 	}
-	app, err := cli.New(g, &cli.Options{Runner: r})
+	app, err := cli.New(r.Projection(), &cli.Options{Runner: r})
 	if err != nil {
 		t.Fatal(err)
 	}
-	remote, err := cli.New(g, &cli.Options{Server: srv.URL + "/api"})
+	remote, err := cli.New(r.Projection(), &cli.Options{Server: srv.URL + "/api"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +237,7 @@ func agentOutcome(tools *agent.Toolset, c parityCase) string {
 	case err == nil:
 		return ""
 	case errors.As(err, &ce):
-		return ce.Err.Code
+		return string(ce.Err.Code)
 	}
 	return err.Error()
 }

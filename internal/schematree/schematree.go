@@ -35,6 +35,7 @@ package schematree
 import (
 	"cmp"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -426,4 +427,42 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.SortFunc(keys, cmp.Compare[string])
 	return keys
+}
+
+// Applicable returns the schema objects that apply to a value of s: s
+// itself, what its $ref points at (resolved in root), and every allOf,
+// anyOf and oneOf member, at any depth, each once (a reference cycle ends
+// the walk) and at most [MaxRefs] levels deep. A member of a union may not
+// be the branch a value matches; callers decide what that means (the
+// agent keeps a null any branch requires; the CLI reads a flag's types
+// from all of them).
+func Applicable(root, s any) []map[string]any {
+	var out []map[string]any
+	var visit func(s any, depth int)
+	visit = func(s any, depth int) {
+		m, ok := s.(map[string]any)
+		if !ok || depth > MaxRefs || slices.ContainsFunc(out, func(o map[string]any) bool { return sameMap(o, m) }) {
+			return
+		}
+		out = append(out, m)
+		if ref, ok := Ref(m); ok {
+			if t, ok := Resolve(root, ref); ok {
+				visit(t, depth+1)
+			}
+		}
+		for _, k := range []string{"allOf", "anyOf", "oneOf"} {
+			if l, ok := m[k].([]any); ok {
+				for _, b := range l {
+					visit(b, depth+1)
+				}
+			}
+		}
+	}
+	visit(s, 0)
+	return out
+}
+
+// sameMap reports whether a and b are the same map (not equal contents).
+func sameMap(a, b map[string]any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }

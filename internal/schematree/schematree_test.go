@@ -262,3 +262,23 @@ func FuzzTree(f *testing.F) {
 		}
 	})
 }
+
+// TestApplicable: s, its $ref target and every combinator member, each
+// once, and a reference cycle ends the walk.
+func TestApplicable(t *testing.T) {
+	root := map[string]any{
+		"$defs": map[string]any{
+			"A": map[string]any{"type": "object", "anyOf": []any{map[string]any{"$ref": "#/$defs/B"}}},
+			"B": map[string]any{"allOf": []any{map[string]any{"$ref": "#/$defs/A"}}, "required": []any{"x"}},
+		},
+		"$ref": "#/$defs/A",
+	}
+	got := Applicable(root, root)
+	// root, A, A's anyOf member ($ref B), B, B's allOf member ($ref A): A again is not revisited.
+	if len(got) != 5 {
+		t.Fatalf("%d schemas: %v", len(got), got)
+	}
+	if Applicable(root, "not a schema") != nil {
+		t.Error("a non-object applies")
+	}
+}

@@ -1,5 +1,7 @@
-// Package check is `stitch vet` as a library: it compiles a contract with
-// package compile and adds the checks that need the projector (package
+// Package check holds the one compile: [Compile] turns a contract
+// directory into a graph exactly when `stitch vet` accepts it. It is
+// `stitch vet` as a library: it compiles a contract with package compile
+// ([compile.Analyze], the lower level) and adds the checks that need the projector (package
 // project) — HTTP route conflicts, selection patterns, tool names and
 // collisions, advertised tool inputs, MCP policy — so one call reports
 // every mistake of a contract, positioned and sorted.
@@ -59,7 +61,7 @@ func (r *Report) Err() error {
 	return &compile.Error{Dir: r.Dir, Diagnostics: r.Errors}
 }
 
-// Dir compiles and checks the contract in dir (see [compile.Compile] for
+// Dir compiles and checks the contract in dir (see [compile.Analyze] for
 // how dir is resolved). The error is non-nil only for failures that are
 // not contract mistakes.
 func Dir(ctx context.Context, dir string) (*Report, error) {
@@ -70,7 +72,7 @@ func Dir(ctx context.Context, dir string) (*Report, error) {
 	return Run(r), nil
 }
 
-// Files is [Dir] for an in-memory contract (see [compile.CompileFiles]).
+// Files is [Dir] for an in-memory contract (see [compile.AnalyzeFiles]).
 func Files(ctx context.Context, files map[string][]byte) (*Report, error) {
 	r, err := compile.AnalyzeFiles(ctx, files)
 	if err != nil {
@@ -79,9 +81,15 @@ func Files(ctx context.Context, files map[string][]byte) (*Report, error) {
 	return Run(r), nil
 }
 
-// Compile is [compile.Compile] with the projector's checks: the graph of
-// a contract `stitch vet` accepts, else an *[compile.Error] holding every
-// diagnostic.
+// Compile is the one compile users call: it loads the CUE contract in dir
+// ([compile.Analyze]) and runs every check `stitch vet` runs, the
+// projector's included (route conflicts, tool names and surfaces, MCP
+// policy). It returns the graph of a contract `stitch vet` accepts, else
+// an *[compile.Error] holding every diagnostic, positioned and sorted; a
+// failure that is not a contract mistake (unreadable directory, cancelled
+// ctx) is a plain error.
+//
+// A graph it returns always projects ([project.New]) and mounts.
 func Compile(ctx context.Context, dir string) (*graph.Graph, error) {
 	return graphOf(Dir(ctx, dir))
 }

@@ -3,6 +3,7 @@ module stitchkit.dev/stitchkit/pkg/check
 go 1.26.8
 
 require (
+	golang.org/x/tools v0.52.0
 	stitchkit.dev/stitchkit v0.0.0
 	stitchkit.dev/stitchkit/pkg/compile v0.0.0
 )

@@ -23,6 +23,7 @@ func (k *checker) surfaces(ts *project.Tools, err error) {
 	if err == nil {
 		k.tools = ts
 		k.policyLists(ts)
+		k.advertisedSchemas(ts)
 		return
 	}
 	var es project.Errors

@@ -236,9 +236,55 @@ func resolveRef(root, s any) map[string]any {
 // queryValue reports whether schema s (within root) is a scalar or a list
 // of scalars.
 func queryValue(root, s any) bool {
+	return scalarSchema(root, s) || scalarList(root, s, 0)
+}
+
+// scalarList reports whether schema s (within root) admits only lists of
+// scalars: an array of scalar items, a literal list of scalars (the
+// default arm of *["a","b"] | [...#S]), or a union of those. On the wire
+// every one is the key repeated, so a default on a list filter changes
+// nothing a caller sends.
+func scalarList(root, s any, depth int) bool {
 	m := resolveRef(root, s)
-	if m != nil && m["type"] == "array" {
-		if items, ok := m["items"]; ok && !scalarSchema(root, items) {
+	if m == nil || depth > 8 {
+		return false
+	}
+	listOfScalars := func(v any) bool {
+		l, ok := v.([]any)
+		if !ok {
+			return false
+		}
+		for _, x := range l {
+			if !scalarValue(x) {
+				return false
+			}
+		}
+		return true
+	}
+	if c, ok := m["const"]; ok {
+		return listOfScalars(c)
+	}
+	if e, ok := m["enum"].([]any); ok {
+		for _, v := range e {
+			if !listOfScalars(v) {
+				return false
+			}
+		}
+		return len(e) > 0
+	}
+	for _, k := range []string{"anyOf", "oneOf"} {
+		if l, ok := m[k].([]any); ok && len(l) > 0 {
+			for _, b := range l {
+				if !scalarList(root, b, depth+1) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	if m["type"] == "array" {
+		// items: false closes a tuple (a literal list), it adds no item.
+		if items, ok := m["items"]; ok && items != false && !scalarSchema(root, items) {
 			return false
 		}
 		if pre, ok := m["prefixItems"].([]any); ok {
@@ -250,7 +296,7 @@ func queryValue(root, s any) bool {
 		}
 		return true
 	}
-	return scalarSchema(root, s)
+	return false
 }
 
 // scalarSchema reports whether schema s only admits strings, numbers,

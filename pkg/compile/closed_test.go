@@ -29,7 +29,7 @@ func TestRootForms(t *testing.T) {
 	}
 	var want []byte
 	for _, name := range []string{"and", "bare", "split"} {
-		g, err := CompileFiles(context.Background(), forms[name])
+		g, err := compileFiles(context.Background(), forms[name])
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

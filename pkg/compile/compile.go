@@ -9,9 +9,11 @@
 // package stitchkit.dev/stitchkit/pkg/check, which is what `stitch vet`
 // runs; the compiler never imports the projector.
 //
-// Start with [Compile]:
+// Users do not start here: the one compile is check.Compile, which runs
+// this package's [Analyze] and then the projector's checks, so it accepts
+// exactly what `stitch vet` accepts:
 //
-//	g, err := compile.Compile(ctx, "./contracts")
+//	g, err := check.Compile(ctx, "./contracts")
 //	var cerr *compile.Error
 //	if errors.As(err, &cerr) {
 //		for _, d := range cerr.Diagnostics {
@@ -24,7 +26,8 @@
 // and the other places a two-party mistake involves); all of them are
 // reported at once, sorted by position. [Analyze] returns the whole
 // [Result] — the graph built from every intact node, diagnostics and
-// warnings — for a layer that adds checks of its own. The compiler never panics: an
+// warnings — for a layer that adds checks of its own (package check is
+// that layer). The compiler never panics: an
 // internal failure becomes an error naming the contract directory.
 //
 // Output is deterministic: the graph bytes depend only on the contract's
@@ -123,7 +126,7 @@ func (d Diagnostic) String() string {
 // Error is returned when a contract has mistakes. It holds every
 // diagnostic, sorted by file, line, column and message.
 type Error struct {
-	// Dir is the contract directory as given to Compile.
+	// Dir is the contract directory as given to Analyze.
 	Dir string
 	// Diagnostics are never empty.
 	Diagnostics []Diagnostic
@@ -140,42 +143,25 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Compile loads the CUE package in dir and compiles it into a graph.
+// Analyze loads the CUE package in dir and returns everything the
+// compilation found (see [Result]): the graph built from every node CUE
+// found intact, the contract's own mistakes (CUE's errors and the graph
+// checks that need no projection) and warnings.
 //
-// Compile reports the contract's own mistakes: CUE's errors and the
-// graph checks that need no projection. The checks that need the
-// projector (route conflicts, tool names and surfaces, MCP policy) are
-// made by package stitchkit.dev/stitchkit/pkg/check, which `stitch vet`
-// uses: call check.Compile for everything `stitch vet` reports.
+// Analyze is the lower level of the one compile: it skips the checks that
+// need the projector (route conflicts, tool names and surfaces, MCP
+// policy), so a Result without diagnostics is not yet a contract `stitch
+// vet` accepts. Users call check.Compile (package
+// stitchkit.dev/stitchkit/pkg/check), which runs Analyze and then those
+// checks; call Analyze only to add checks of your own.
 //
 // dir is resolved inside its CUE module (the nearest parent holding
 // cue.mod/module.cue). When the module neither is stitchkit.dev/stitchkit
 // nor vendors the schema under cue.mod/pkg, the embedded schema is overlaid,
 // so a contract compiles even before `stitch init` copied it; when there is
-// no module at all, dir becomes the root of a virtual one.
-//
-// Contract mistakes are returned as *[Error]; other failures (unreadable
-// directory, cancelled ctx) as plain errors.
-func Compile(ctx context.Context, dir string) (*graph.Graph, error) {
-	return graphOf(Analyze(ctx, dir))
-}
-
-// graphOf is the graph of a clean compilation, else its error.
-func graphOf(r *Result, err error) (*graph.Graph, error) {
-	if err != nil {
-		return nil, err
-	}
-	if err := r.Err(); err != nil {
-		return nil, err
-	}
-	return r.Graph, nil
-}
-
-// Analyze compiles the contract in dir like [Compile], and returns
-// everything the compilation found (see [Result]) instead of only a
-// graph: the graph checks run even when CUE reported errors, on the nodes
-// CUE found intact. The error is non-nil only for failures that are not
-// contract mistakes (unreadable directory, cancelled ctx).
+// no module at all, dir becomes the root of a virtual one. The error is
+// non-nil only for failures that are not contract mistakes (unreadable
+// directory, cancelled ctx).
 func Analyze(ctx context.Context, dir string) (r *Result, err error) {
 	defer recoverInto(dir, &err)
 	abs, err := filepath.Abs(dir)
@@ -204,16 +190,11 @@ func Analyze(ctx context.Context, dir string) (r *Result, err error) {
 	return compile(ctx, dir, abs, cfg, warning)
 }
 
-// CompileFiles compiles an in-memory contract: files maps slash-separated
-// paths (relative to the contract directory) to CUE source. Without a
-// "cue.mod/module.cue" entry the contract directory is the root of a virtual
-// module; the schema package is always available at its import path.
-// Diagnostics name the paths as given.
-func CompileFiles(ctx context.Context, files map[string][]byte) (*graph.Graph, error) {
-	return graphOf(AnalyzeFiles(ctx, files))
-}
-
-// AnalyzeFiles is [Analyze] for an in-memory contract (see [CompileFiles]).
+// AnalyzeFiles is [Analyze] for an in-memory contract: files maps
+// slash-separated paths (relative to the contract directory) to CUE
+// source. Without a "cue.mod/module.cue" entry the contract directory is
+// the root of a virtual module; the schema package is always available at
+// its import path. Diagnostics name the paths as given.
 func AnalyzeFiles(ctx context.Context, files map[string][]byte) (r *Result, err error) {
 	defer recoverInto("(in memory)", &err)
 	overlay := map[string]load.Source{}

@@ -7,13 +7,19 @@ import (
 	"stitchkit.dev/stitchkit/pkg/compile"
 )
 
-func ExampleCompile() {
-	g, err := compile.Compile(context.Background(), "../../examples/minimal")
+// Analyze is the lower level of the one compile (check.Compile): the
+// graph and the contract's own diagnostics, before the projector's checks.
+func ExampleAnalyze() {
+	r, err := compile.Analyze(context.Background(), "../../examples/minimal")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	for _, op := range g.Operations() {
+	if err := r.Err(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, op := range r.Graph.Operations() {
 		fmt.Println(op.ID(), op.Method, op.Path, op.Expose)
 	}
 	// Output:
@@ -21,8 +27,8 @@ func ExampleCompile() {
 	// notes.list GET / [HTTP MCP AGENT]
 }
 
-func ExampleCompileFiles() {
-	_, err := compile.CompileFiles(context.Background(), map[string][]byte{
+func ExampleAnalyzeFiles() {
+	r, err := compile.AnalyzeFiles(context.Background(), map[string][]byte{
 		"contract.cue": []byte(`package demo
 
 import "stitchkit.dev/stitchkit/schema"
@@ -39,7 +45,11 @@ schema.#Contract & {
 }
 `),
 	})
-	fmt.Println(err)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(r.Err())
 	// Output:
 	// contract (in memory) has 2 error(s):
 	// contract.cue:12:3: params-cover-path: services.notes.operations.get: #params has no field "id" for the path parameter {id} of "/{id}"; add id: string (or a narrower schema)

@@ -12,7 +12,7 @@ import (
 // TestHeadDefaultExpose: a HEAD operation without expose is HTTP-only (not
 // refused as a tool).
 func TestHeadDefaultExpose(t *testing.T) {
-	g, err := CompileFiles(context.Background(), map[string][]byte{"c.cue": []byte(header +
+	g, err := compileFiles(context.Background(), map[string][]byte{"c.cue": []byte(header +
 		"\tservices: s: operations: exists: {method: \"HEAD\", path: \"/{id}\", desc: \"d\"}\n}\n")})
 	if err != nil {
 		t.Fatal(err)

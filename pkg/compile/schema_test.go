@@ -80,7 +80,7 @@ func accepts(t *testing.T, s *jsonschema.Schema, instance string) bool {
 // in a definition refuses unknown keys in CUE, so its JSON Schema must too
 // (DESIGN invariant 3); an arm opened with ... still accepts them.
 func TestClosedUnionArms(t *testing.T) {
-	g, err := CompileFiles(context.Background(), map[string][]byte{"c.cue": []byte(closedUnionContract)})
+	g, err := compileFiles(context.Background(), map[string][]byte{"c.cue": []byte(closedUnionContract)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,12 +123,12 @@ func TestClosedUnionMatchesCUE(t *testing.T) {
 		`{input: {kind: "email", address: "a@b", phone: "1"}}`,
 	} {
 		src := strings.Replace(closedUnionContract, `desc: "closed union"`, `desc: "closed union", examples: [`+ex+`]`, 1)
-		if _, err := CompileFiles(context.Background(), map[string][]byte{"c.cue": []byte(src)}); err == nil {
+		if _, err := compileFiles(context.Background(), map[string][]byte{"c.cue": []byte(src)}); err == nil {
 			t.Errorf("example %s: CUE accepted it", ex)
 		}
 	}
 	src := strings.Replace(closedUnionContract, `desc: "union with an open arm"`, `desc: "union with an open arm", examples: [{input: {kind: "email", address: "a@b", extra: 1}}]`, 1)
-	if _, err := CompileFiles(context.Background(), map[string][]byte{"c.cue": []byte(src)}); err != nil {
+	if _, err := compileFiles(context.Background(), map[string][]byte{"c.cue": []byte(src)}); err != nil {
 		t.Errorf("open arm with an extra key: %v", err)
 	}
 }
@@ -196,7 +196,7 @@ services: s: operations: {
 	}
 }
 `
-	g, err := CompileFiles(context.Background(), map[string][]byte{"c.cue": []byte(src)})
+	g, err := compileFiles(context.Background(), map[string][]byte{"c.cue": []byte(src)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +331,7 @@ schema.#Contract & {
 }
 `),
 	}
-	g, err := CompileFiles(context.Background(), src)
+	g, err := compileFiles(context.Background(), src)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -265,7 +265,7 @@ func vendoredSchema(overlay map[string]load.Source, abs, root string, modFile []
 	return &w, nil
 }
 
-// inMemorySchema is vendoredSchema for CompileFiles: the copy is the
+// inMemorySchema is vendoredSchema for AnalyzeFiles: the copy is the
 // files given under the schema directory.
 func inMemorySchema(overlay map[string]load.Source, files map[string][]byte) (*Diagnostic, error) {
 	var copy map[string][]byte

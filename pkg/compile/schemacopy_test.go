@@ -9,7 +9,7 @@ import (
 )
 
 // TestInMemorySchemaCopy: a copy of the contract language given to
-// CompileFiles never changes what the contract is checked against; a copy
+// AnalyzeFiles never changes what the contract is checked against; a copy
 // that differs draws a schema-copy warning, an identical one none.
 func TestInMemorySchemaCopy(t *testing.T) {
 	lang, err := SchemaFiles()
@@ -44,8 +44,8 @@ func TestInMemorySchemaCopy(t *testing.T) {
 		!strings.Contains(w.Message, "(contract.cue differs, zz.cue is extra)") || !strings.Contains(w.Message, "stitch init --upgrade") {
 		t.Errorf("warning %v", w)
 	}
-	if _, err := CompileFiles(context.Background(), files); err != nil {
-		t.Errorf("CompileFiles: %v", err)
+	if _, err := compileFiles(context.Background(), files); err != nil {
+		t.Errorf("AnalyzeFiles: %v", err)
 	}
 }
 

@@ -27,7 +27,7 @@ func contractWith(imports, defs, expr string) string {
 
 func compileInput(t *testing.T, imports, defs, expr string) (*graph.Graph, graph.Digest) {
 	t.Helper()
-	g, err := CompileFiles(context.Background(), map[string][]byte{"c.cue": []byte(contractWith(imports, defs, expr))})
+	g, err := compileFiles(context.Background(), map[string][]byte{"c.cue": []byte(contractWith(imports, defs, expr))})
 	if err != nil {
 		t.Fatalf("#input: %s: %v", expr, err)
 	}
@@ -245,7 +245,7 @@ func TestUnrepresentable(t *testing.T) {
 		{"{d: " + deep + "}", "nested more than 64 values deep"},
 	} {
 		src := contractWith("\t\"net\"\n\t\"uuid\"", "_keep: [net.IP, uuid.Valid]", tc.expr)
-		_, err := CompileFiles(context.Background(), map[string][]byte{"c.cue": []byte(src)})
+		_, err := compileFiles(context.Background(), map[string][]byte{"c.cue": []byte(src)})
 		var ce *Error
 		if !errors.As(err, &ce) {
 			t.Errorf("%s: compiled (err %v), want %q", tc.expr, err, tc.want)
@@ -274,7 +274,7 @@ func TestUnrepresentable(t *testing.T) {
 		`{s: =~"[]a]"}`, `{s: !~"(?s)."}`, `{s: =~"a.b\\s"}`,
 	} {
 		src := contractWith("\t\"time\"", "_keep: time.Time", expr)
-		if _, err := CompileFiles(context.Background(), map[string][]byte{"c.cue": []byte(src)}); err != nil {
+		if _, err := compileFiles(context.Background(), map[string][]byte{"c.cue": []byte(src)}); err != nil {
 			t.Errorf("%s: %v", expr, err)
 		}
 	}

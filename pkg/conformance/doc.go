@@ -7,10 +7,13 @@
 // serves, with each schema as a digest — and the two checks built on it:
 // a byte-exact snapshot comparison ([CompareManifest]) and a comparison
 // with what a client actually discovered ([AssertDiscovery]). The
-// manifest is computed by the same pkg/project functions the mounts call,
-// so it can never claim what a mount does not serve.
+// manifest is built from the one project.Projection the mounts read (with
+// its HTTP prefix, which it records), so it can never claim what a mount
+// does not serve.
 //
-//	m, err := conformance.BuildManifest(g, &conformance.Options{HTTPPrefix: "/api"})
+//	g, err := check.Compile(ctx, "./contracts") // the one compile; or graph.Load
+//	p, err := project.New(g, &project.Options{HTTPPrefix: "/api"}) // or runner.Projection()
+//	m, err := conformance.BuildManifest(p, nil)
 //	diff, equal := conformance.CompareManifest(committed, m)
 //	err = conformance.AssertDiscovery(m, conformance.Observed{OpenAPI: doc, MCP: names})
 //
@@ -35,7 +38,7 @@
 // binding through [DefineRealtimeProbe]'s eight scenarios.
 //
 // This package links neither testing nor go-cmp, so the stitch binary can
-// use it. Its testing side — the snapshot assertion with `go test -update`
+// use it. Its testing side — the snapshot assertion with `go test -conformancetest.update`
 // and RunProbes as subtests — is package conformancetest, as
 // net/http/httptest stands beside net/http.
 package conformance

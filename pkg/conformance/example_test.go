@@ -3,6 +3,7 @@ package conformance_test
 import (
 	"context"
 	"fmt"
+	"stitchkit.dev/stitchkit/pkg/project"
 	"time"
 
 	"stitchkit.dev/stitchkit/pkg/conformance"
@@ -23,7 +24,12 @@ func ExampleBuildManifest() {
 		Expose: []graph.Transport{graph.HTTP, graph.MCP, graph.AGENT}, Input: input,
 	}}}}
 
-	m, err := conformance.BuildManifest(g, &conformance.Options{HTTPPrefix: "/api"})
+	proj, err := project.New(g, &project.Options{HTTPPrefix: "/api"}) // the one projection
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	m, err := conformance.BuildManifest(proj, nil)
 	if err != nil {
 		panic(err)
 	}

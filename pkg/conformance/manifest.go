@@ -37,6 +37,32 @@ type Manifest struct {
 	Realtime          []RealtimeEvent `json:"realtime"`
 	CliOnly           []CliCommand    `json:"cliOnly"`
 	Extensions        []Extension     `json:"extensions"`
+	// Options are the presentation options of the projection the manifest
+	// was built from; nil (omitted) when every option has its default.
+	Options *ManifestOptions `json:"options,omitempty"`
+}
+
+// ManifestOptions records the [project.Options] a manifest was built with,
+// so `stitch manifest --check` rebuilds the same projection (and its hint
+// names the same flags). Each field is omitted at its default.
+type ManifestOptions struct {
+	// HTTPPrefix is project.Options.HTTPPrefix.
+	HTTPPrefix string `json:"httpPrefix,omitempty"`
+}
+
+// ProjectOptions returns the projection options the manifest records.
+func (m *Manifest) ProjectOptions() project.Options {
+	if m.Options == nil {
+		return project.Options{}
+	}
+	return project.Options{HTTPPrefix: m.Options.HTTPPrefix}
+}
+
+func manifestOptions(o project.Options) *ManifestOptions {
+	if o == (project.Options{}) {
+		return nil
+	}
+	return &ManifestOptions{HTTPPrefix: o.HTTPPrefix}
 }
 
 // Operation is one operation identity: every contract operation (exposed on
@@ -165,9 +191,6 @@ type Extension struct {
 
 // Options configures [BuildManifest]; nil means defaults.
 type Options struct {
-	// HTTPPrefix is the mount prefix of the HTTP routes (e.g. "/api"),
-	// exactly as given to the HTTP mount.
-	HTTPPrefix string
 	// Extensions are passed through sorted (by transport, then name).
 	Extensions []Extension
 	// Native are the tools a mount registers in Go code (native MCP
@@ -182,23 +205,23 @@ type Options struct {
 // an input schema.
 const emptyObjectDigest graph.Digest = "44136fa355b3678a"
 
-// BuildManifest builds the surface manifest v2 of g from pkg/project's HTTP
-// routes, tool surfaces and realtime topology. Any projection error (an
-// invalid or duplicate tool name, a merge conflict, an MCP input refused
-// under schemaValidation "throw", a topology error) fails the build.
-func BuildManifest(g *graph.Graph, opts *Options) (*Manifest, error) {
+// BuildManifest builds the surface manifest v2 of the projection p: its
+// HTTP routes (with p's HTTP prefix), tool surfaces and realtime topology,
+// exactly what mounts built from p serve. The manifest records the
+// presentation options p was built with (Manifest.Options), so a check of
+// the manifest rebuilds the same projection. opts adds what a mount
+// serves beside the contract (nil means none).
+func BuildManifest(p *project.Projection, opts *Options) (*Manifest, error) {
+	if p == nil {
+		return nil, errors.New("conformance: nil projection")
+	}
 	if opts == nil {
 		opts = &Options{}
 	}
-	tools, err := project.ToolSurfaces(g)
-	if err != nil {
-		return nil, err
-	}
-	rt, err := project.RealtimeTopology(g)
-	if err != nil {
-		return nil, err
-	}
+	g := p.Graph()
+	tools, rt := p.Tools(), p.Realtime()
 	m := &Manifest{
+		Options:           manifestOptions(p.Options()),
 		ManifestVersion:   ManifestVersion,
 		DigestVersion:     graph.DigestVersion,
 		Operations:        []Operation{},
@@ -208,7 +231,7 @@ func BuildManifest(g *graph.Graph, opts *Options) (*Manifest, error) {
 		CliOnly:           []CliCommand{},
 		Extensions:        append([]Extension{}, opts.Extensions...),
 	}
-	ops, err := operations(g, opts)
+	ops, err := operations(p)
 	if err != nil {
 		return nil, err
 	}
@@ -283,9 +306,10 @@ func (m *Manifest) addNative(native []project.Surface) error {
 
 // operations lists every contract operation and runtime tool with its HTTP
 // rows, refusing two runtime tools that claim one identity.
-func operations(g *graph.Graph, opts *Options) ([]Operation, error) {
+func operations(p *project.Projection) ([]Operation, error) {
+	g := p.Graph()
 	routes := map[*graph.Operation][]HTTPRow{}
-	for _, r := range project.HTTPRoutes(g, project.HTTPOptions{Prefix: opts.HTTPPrefix}) {
+	for _, r := range p.Routes() {
 		routes[r.Op] = append(routes[r.Op], HTTPRow{Method: r.Method, Path: r.Path})
 	}
 	var ops []Operation

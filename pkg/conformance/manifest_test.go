@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"stitchkit.dev/stitchkit/internal/projecttest"
+	"stitchkit.dev/stitchkit/pkg/project"
 	"strings"
 	"testing"
 
@@ -64,7 +66,9 @@ func itemsGraph(t testing.TB, ackType string, reverse bool) *graph.Graph {
 		{Name: "export", Desc: "Export data", Input: schema(t, g, obj("limit", "format")), Output: schema(t, g, `{"type":"string"}`)}}
 	sum := graph.Event{Name: "sum", Args: schema(t, g, `{"type":"array","prefixItems":[{"type":"number"},{"type":"number"}],"items":false}`),
 		Ack: schema(t, g, `{"type":"object","properties":{"total":{"type":"`+ackType+`"}},"required":["total"]}`)}
-	ping := graph.Event{Name: "ping", Args: schema(t, g, `{"type":"array","prefixItems":[],"items":false}`)}
+	// No arguments, as the compiler writes it ("prefixItems": [] is not a
+	// valid schema, and a projection compiles every schema).
+	ping := graph.Event{Name: "ping", Args: schema(t, g, `{"type":"array","items":false}`)}
 	tick := graph.Event{Name: "tick", Args: schema(t, g, `{"type":"array","prefixItems":[{"type":"integer"}],"items":false}`)}
 	primary := graph.RealtimeContract{Name: "primary", ServerToClient: []graph.Event{tick}, ClientToServer: []graph.Event{ping, sum}}
 	g.Realtime = []graph.RealtimeContract{{Name: "empty"}, primary}
@@ -75,9 +79,19 @@ func itemsGraph(t testing.TB, ackType string, reverse bool) *graph.Graph {
 	return g
 }
 
-func build(t testing.TB, g *graph.Graph, opts *Options) *Manifest {
+// buildOptions are the options of a test build: the projection's HTTP
+// prefix and the manifest's own options.
+type buildOptions struct {
+	HTTPPrefix string
+	Extensions []Extension
+}
+
+func build(t testing.TB, g *graph.Graph, o *buildOptions) *Manifest {
 	t.Helper()
-	m, err := BuildManifest(g, opts)
+	if o == nil {
+		o = &buildOptions{}
+	}
+	m, err := BuildManifest(projecttest.Prefixed(t, g, o.HTTPPrefix), &Options{Extensions: o.Extensions})
 	if err != nil {
 		t.Fatalf("BuildManifest: %v", err)
 	}
@@ -93,7 +107,7 @@ func encode(t testing.TB, m *Manifest) []byte {
 	return b
 }
 
-var testOpts = &Options{HTTPPrefix: "/api/v1", Extensions: []Extension{
+var testOpts = &buildOptions{HTTPPrefix: "/api/v1", Extensions: []Extension{
 	{Name: "metrics", Transport: TransportHTTP}, {Name: "healthz", Transport: TransportHTTP}, {Name: "admin", Transport: TransportCLI}}}
 
 func TestBuildManifestRows(t *testing.T) {
@@ -176,7 +190,7 @@ func TestManifestBytesAreStable(t *testing.T) {
 		t.Fatal("two builds differ")
 	}
 	// Reordered fields, events, contracts and extensions: same bytes.
-	reordered := &Options{HTTPPrefix: "/api/v1/", Extensions: slices.Clone(testOpts.Extensions)}
+	reordered := &buildOptions{HTTPPrefix: "/api/v1/", Extensions: slices.Clone(testOpts.Extensions)}
 	slices.Reverse(reordered.Extensions)
 	if b := encode(t, build(t, itemsGraph(t, "number", true), reordered)); !bytes.Equal(base, b) {
 		diff, _ := CompareManifest(build(t, itemsGraph(t, "number", false), testOpts), build(t, itemsGraph(t, "number", true), reordered))
@@ -280,22 +294,34 @@ func TestDigestsDifferOnlyWithPresentation(t *testing.T) {
 	}
 }
 
+// buildErr is the error of projecting g and building its manifest: the
+// projection refuses what cannot be served, the manifest what it cannot
+// record.
+func buildErr(g *graph.Graph) error {
+	p, err := project.New(g, nil)
+	if err != nil {
+		return err
+	}
+	_, err = BuildManifest(p, nil)
+	return err
+}
+
 func TestBuildManifestErrors(t *testing.T) {
 	g := itemsGraph(t, "number", false)
 	g.Surfaces.MCP = &graph.MCPSurfaces{Default: &graph.Selection{}, Named: []graph.NamedSelection{{Name: "x"}}}
-	if _, err := BuildManifest(g, nil); err == nil || !strings.Contains(err.Error(), "Surface manifest MCP topology must use either one direct surface or named surfaces") {
+	if err := buildErr(g); err == nil || !strings.Contains(err.Error(), "Surface manifest MCP topology must use either one direct surface or named surfaces") {
 		t.Errorf("topology: %v", err)
 	}
 	g = itemsGraph(t, "number", false)
 	rt := g.RuntimeTools[0]
 	rt.Name = "jobs_status2"
 	g.RuntimeTools = append(g.RuntimeTools, rt)
-	if _, err := BuildManifest(g, nil); err == nil || !strings.Contains(err.Error(), "Conflicting runtime operation identity jobs.status") {
+	if err := buildErr(g); err == nil || !strings.Contains(err.Error(), "Conflicting runtime operation identity jobs.status") {
 		t.Errorf("identity conflict: %v", err)
 	}
 	g = itemsGraph(t, "number", false)
 	g.Policy.MCP.FlattenUnionInput = false
-	if _, err := BuildManifest(g, nil); err == nil || !strings.Contains(err.Error(), "input must be an object schema") {
+	if err := buildErr(g); err == nil || !strings.Contains(err.Error(), "input must be an object schema") {
 		t.Errorf("throw policy: %v", err)
 	}
 	// Under skip the union tool disappears from MCP, and so from the manifest.

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"stitchkit.dev/stitchkit/pkg/graph"
+	"stitchkit.dev/stitchkit/pkg/realtime/taxonomy"
 )
 
 // Outcome is the kind of a transport observation: what happened when a
@@ -74,49 +75,36 @@ type Rejection struct {
 	Fault     RejectionFault     `json:"fault"`
 }
 
-// RejectionDirection is the side and direction of a rejected packet.
-type RejectionDirection string
-
-// Rejection directions.
-const (
-	ClientInbound  RejectionDirection = "client-inbound"
-	ClientOutbound RejectionDirection = "client-outbound"
-	ServerInbound  RejectionDirection = "server-inbound"
-	ServerOutbound RejectionDirection = "server-outbound"
+// The rejection taxonomy is package taxonomy's (pkg/realtime/taxonomy),
+// stated once and shared with package realtime, which links the WebSocket
+// engine this package does not; these names are aliases.
+type (
+	// RejectionDirection is the side and direction of a rejected packet.
+	RejectionDirection = taxonomy.Direction
+	// RejectionPhase is the part of a packet that was rejected.
+	RejectionPhase = taxonomy.Phase
+	// RejectionReason is why a packet was rejected.
+	RejectionReason = taxonomy.Reason
+	// RejectionFault says which side is at fault.
+	RejectionFault = taxonomy.Fault
 )
 
-// RejectionPhase is the part of a packet that was rejected.
-type RejectionPhase string
-
-// Rejection phases.
+// The taxonomy's values, by their conformance names.
 const (
-	PhaseArguments       RejectionPhase = "arguments"
-	PhaseAcknowledgement RejectionPhase = "acknowledgement"
-)
-
-// RejectionReason is why a packet was rejected. The set is pkg/realtime's
-// (where unexpected-acknowledgement — an ack for an event that takes none —
-// joins the upstream five); package realtimedriver's tests hold the two
-// lists equal, so that this package links no WebSocket engine.
-type RejectionReason string
-
-// Rejection reasons.
-const (
-	ReasonUnknownEvent              RejectionReason = "unknown-event"
-	ReasonInvalidArguments          RejectionReason = "invalid-arguments"
-	ReasonInvalidAcknowledgement    RejectionReason = "invalid-acknowledgement-value"
-	ReasonMissingAcknowledgement    RejectionReason = "missing-acknowledgement"
-	ReasonUnexpectedAcknowledgement RejectionReason = "unexpected-acknowledgement"
-	ReasonRejectedByPeer            RejectionReason = "rejected-by-peer"
-)
-
-// RejectionFault says which side is at fault.
-type RejectionFault string
-
-// Rejection faults.
-const (
-	FaultPeer  RejectionFault = "peer"
-	FaultLocal RejectionFault = "local"
+	ClientInbound                   = taxonomy.ClientInbound
+	ClientOutbound                  = taxonomy.ClientOutbound
+	ServerInbound                   = taxonomy.ServerInbound
+	ServerOutbound                  = taxonomy.ServerOutbound
+	PhaseArguments                  = taxonomy.PhaseArguments
+	PhaseAcknowledgement            = taxonomy.PhaseAcknowledgement
+	ReasonUnknownEvent              = taxonomy.UnknownEvent
+	ReasonInvalidArguments          = taxonomy.InvalidArguments
+	ReasonInvalidAcknowledgement    = taxonomy.InvalidAck
+	ReasonMissingAcknowledgement    = taxonomy.MissingAck
+	ReasonUnexpectedAcknowledgement = taxonomy.UnexpectedAck
+	ReasonRejectedByPeer            = taxonomy.RejectedByPeer
+	FaultPeer                       = taxonomy.FaultPeer
+	FaultLocal                      = taxonomy.FaultLocal
 )
 
 // Disconnect says when a realtime transport was found disconnected.
@@ -175,25 +163,14 @@ func (o Observation) Validate() error {
 
 // Validate reports whether every field of r is a member of its enum.
 func (r Rejection) Validate() error {
-	switch r.Direction {
-	case ClientInbound, ClientOutbound, ServerInbound, ServerOutbound:
-	default:
+	switch {
+	case !r.Direction.Valid():
 		return fmt.Errorf("unknown rejection direction %q", r.Direction)
-	}
-	switch r.Phase {
-	case PhaseArguments, PhaseAcknowledgement:
-	default:
+	case !r.Phase.Valid():
 		return fmt.Errorf("unknown rejection phase %q", r.Phase)
-	}
-	switch r.Reason {
-	case ReasonUnknownEvent, ReasonInvalidArguments, ReasonInvalidAcknowledgement, ReasonMissingAcknowledgement,
-		ReasonUnexpectedAcknowledgement, ReasonRejectedByPeer:
-	default:
+	case !r.Reason.Reported():
 		return fmt.Errorf("unknown rejection reason %q", r.Reason)
-	}
-	switch r.Fault {
-	case FaultPeer, FaultLocal:
-	default:
+	case !r.Fault.Valid():
 		return fmt.Errorf("unknown rejection fault %q", r.Fault)
 	}
 	return nil

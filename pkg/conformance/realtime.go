@@ -41,13 +41,14 @@ const (
 	ScenarioTimeout RealtimeScenario = "timeout"
 )
 
-// Stable codes of the realtime errors the driver normalises.
+// Stable codes of the realtime errors the driver normalises: the
+// framework registry's, defined once in package mount.
 const (
-	CodeRealtimeContractViolation     = "REALTIME_CONTRACT_VIOLATION"
-	CodeRealtimeDisconnected          = "REALTIME_REQUEST_DISCONNECTED"
-	CodeRealtimeInvalidAcknowledgment = "REALTIME_REQUEST_INVALID_ACKNOWLEDGEMENT"
-	CodeRealtimeRejected              = "REALTIME_REQUEST_REJECTED"
-	CodeRealtimeTimeout               = "REALTIME_REQUEST_TIMEOUT"
+	CodeRealtimeContractViolation     = mount.CodeRealtimeViolation
+	CodeRealtimeDisconnected          = mount.CodeRealtimeDisconnected
+	CodeRealtimeInvalidAcknowledgment = mount.CodeRealtimeInvalidAck
+	CodeRealtimeRejected              = mount.CodeRealtimeRejected
+	CodeRealtimeTimeout               = mount.CodeRealtimeTimeout
 )
 
 var scenarios = []RealtimeScenario{ScenarioEvent, ScenarioAcknowledgement, ScenarioInvalidArguments, ScenarioInvalidAcknowledgement,
@@ -316,27 +317,27 @@ func (d *realtimeDriver) Invoke(ctx context.Context, fixture any) (obs Observati
 	switch {
 	case rejected != nil:
 		c := rejected.Code
-		if code == CodeRealtimeInvalidAcknowledgment {
+		if errors.Is(ierr, CodeRealtimeInvalidAcknowledgment) {
 			c = code
 		}
 		return withCalls(rejectedObservation(rejected.Rejection, c)), nil
-	case code == CodeRealtimeInvalidAcknowledgment:
+	case errors.Is(ierr, CodeRealtimeInvalidAcknowledgment):
 		return withCalls(rejectedObservation(Rejection{Direction: ClientInbound, Phase: PhaseAcknowledgement,
 			Reason: ReasonInvalidAcknowledgement, Fault: FaultPeer}, code)), nil
-	case code == CodeRealtimeDisconnected:
+	case errors.Is(ierr, CodeRealtimeDisconnected):
 		phase := BeforeInvoke
 		if connectedBefore {
 			phase = InFlight
 		}
 		return withCalls(Observation{Outcome: OutcomeDisconnected, Code: code, Disconnect: &Disconnect{Phase: phase}}), nil
-	case code == CodeRealtimeTimeout:
+	case errors.Is(ierr, CodeRealtimeTimeout):
 		return withCalls(Observation{Outcome: OutcomeTimeout, Code: code}), nil
 	case ctx.Err() != nil && (errors.Is(ierr, ctx.Err()) || errors.Is(ierr, context.Cause(ctx))):
 		return withCalls(Observation{Outcome: OutcomeAborted}), nil
 	}
 	if r, ok := detailsRejection(ierr); ok {
 		if code == "" {
-			code = CodeRealtimeContractViolation
+			code = string(CodeRealtimeContractViolation)
 		}
 		return withCalls(rejectedObservation(r, code)), nil
 	}
@@ -363,7 +364,7 @@ func detailsRejection(err error) (Rejection, bool) {
 // errorCode is the registry code of the first [mount.Error] in err's chain.
 func errorCode(err error) string {
 	if e, ok := mount.AsError(err); ok {
-		return e.Code
+		return string(e.Code)
 	}
 	return ""
 }

@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"path/filepath"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"testing"
 
 	"stitchkit.dev/stitchkit/internal/graphfixture"
@@ -9,7 +10,7 @@ import (
 	"stitchkit.dev/stitchkit/pkg/conformance/conformancetest"
 )
 
-// The hand-made fixture's snapshot: refreshed only with -update.
+// The hand-made fixture's snapshot: refreshed only with -conformancetest.update.
 func TestSnapshotFixture(t *testing.T) {
 	conformancetest.AssertManifestSnapshot(t, conformance.ItemsManifest(t), filepath.Join("testdata", "items.manifest.json"))
 }
@@ -22,7 +23,7 @@ func TestSnapshotExamples(t *testing.T) {
 			if err != nil {
 				t.Fatalf("compile examples/%s: %v", name, err)
 			}
-			m, err := conformance.BuildManifest(g, &conformance.Options{HTTPPrefix: "/api"})
+			m, err := conformance.BuildManifest(projecttest.Prefixed(t, g, "/api"), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,8 +8,9 @@ require (
 	github.com/oapi-codegen/runtime v1.9.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	stitchkit.dev/stitchkit v0.0.0
-	stitchkit.dev/stitchkit/pkg/compile v0.0.0
 )
+
+require stitchkit.dev/stitchkit/pkg/compile v0.0.0 // indirect
 
 require (
 	cuelabs.dev/go/oci/ociregistry v0.0.0-20260601085548-328ff8e2c943 // indirect
@@ -40,6 +41,7 @@ require (
 	golang.org/x/tools v0.52.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
+	stitchkit.dev/stitchkit/pkg/check v0.0.0
 )
 
 replace (
@@ -48,3 +50,5 @@ replace (
 )
 
 tool github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
+
+replace stitchkit.dev/stitchkit/pkg/check => ../check

@@ -29,6 +29,7 @@ type endpoint struct {
 // svcBinding is one interface of the bindings.
 type svcBinding struct {
 	iface string // interface name
+	unimp string // the embeddable default implementation
 	field string // field of Services
 	doc   string
 	eps   []*endpoint
@@ -40,25 +41,40 @@ func rootKey(kind, id, role string) string { return kind + ":" + id + ":" + role
 
 // claimBindingNames reserves the identifiers of the bindings before any
 // schema type is named, so a service interface never moves when the
-// contract gains a definition.
-func claimBindingNames(g *graph.Graph, ns *namespace) ([]*svcBinding, map[string]string) {
+// contract gains a definition. Each comes from its service or code alone.
+func claimBindingNames(g *graph.Graph, ns *namespace) ([]*svcBinding, map[string]string, error) {
 	fields := newNamespace("Runtime")
 	var svcs []*svcBinding
 	for _, s := range g.Services {
-		svcs = append(svcs, &svcBinding{
-			iface: ns.claim(exportName(s.Name) + "Service"),
-			field: fields.claim(exportName(s.Name)),
-			doc:   fmt.Sprintf("the operations of the %s service (prefix %s, default scope %s)", s.Name, s.Prefix, s.Scope),
+		what := "the service " + s.Name
+		iface, err := ns.claimFixed(exportName(s.Name)+"Service", what)
+		if err != nil {
+			return nil, nil, err
+		}
+		unimp, err := ns.claimFixed("Unimplemented"+iface, what)
+		if err != nil {
+			return nil, nil, err
+		}
+		field, err := fields.claimFixed(exportName(s.Name), what)
+		if err != nil {
+			return nil, nil, err
+		}
+		svcs = append(svcs, &svcBinding{iface: iface, unimp: unimp, field: field,
+			doc: fmt.Sprintf("the operations of the %s service (prefix %s, default scope %s)", s.Name, s.Prefix, s.Scope),
 		})
 	}
 	if len(g.RuntimeTools) > 0 {
-		svcs = append(svcs, &svcBinding{iface: "RuntimeTools", field: "Runtime", doc: "the runtime tools of the contract: operations with an identity but no route"})
+		svcs = append(svcs, &svcBinding{iface: "RuntimeTools", unimp: "UnimplementedRuntimeTools", field: "Runtime", doc: "the runtime tools of the contract: operations with an identity but no route"})
 	}
 	codes := map[string]string{}
 	for _, e := range g.Errors {
-		codes[e.Code] = ns.claim("Code" + exportName(strings.ToLower(e.Code)))
+		name, err := ns.claimFixed("Code"+exportName(strings.ToLower(e.Code)), "the error code "+e.Code)
+		if err != nil {
+			return nil, nil, err
+		}
+		codes[e.Code] = name
 	}
-	return svcs, codes
+	return svcs, codes, nil
 }
 
 // bindingEndpoints fills each binding with its endpoints.
@@ -131,21 +147,36 @@ func (m *model) emitBindings(p *printer, svcs []*svcBinding, codes map[string]st
 		p.s("// its operation declares by returning mount.NewError(code, message); an\n")
 		p.s("// empty message sends the contract's.\nconst (\n")
 		for _, e := range m.g.Errors {
-			p.f("// %s is %d: %s\n%s = %q\n", codes[e.Code], e.Status, e.Message, codes[e.Code], e.Code)
+			msg := strings.TrimSpace(e.Message)
+			if msg != "" && !strings.HasSuffix(msg, ".") {
+				msg += "."
+			}
+			p.f("// %s is %s (HTTP %d): %s\n%s = %q\n", codes[e.Code], e.Code, e.Status, msg, codes[e.Code], e.Code)
 		}
 		p.s(")\n\n")
 	}
 	for _, b := range svcs {
 		p.s(goComment(fmt.Sprintf("%s holds %s. Each method is one operation; the runner has validated its arguments (defaults applied) before the call and validates its result after. Return a *mount.Error to answer with a code the operation can answer; any other error is INTERNAL_SERVER_ERROR.", b.iface, b.doc)))
+		p.s("//\n")
+		p.s(goComment(fmt.Sprintf("An implementation embeds %s, so that an operation added to the contract later keeps it compiling (and answers NOT_IMPLEMENTED until it is written).", b.unimp)))
 		p.f("type %s interface {\n", b.iface)
-		for i, ep := range b.eps {
-			if i > 0 {
-				p.s("\n")
-			}
+		for _, ep := range b.eps {
 			p.s(goComment(ep.doc))
-			p.f("%s%s\n", ep.method, ep.signature())
+			p.f("%s%s\n\n", ep.method, ep.signature())
 		}
-		p.s("}\n\n")
+		p.f("mustEmbed%s()\n}\n\n", b.unimp)
+
+		p.s(goComment(fmt.Sprintf("%s answers NOT_IMPLEMENTED for every method of %s. Embed it (by value) in an implementation and write the methods you serve.", b.unimp, b.iface)))
+		p.f("type %s struct{}\n\n", b.unimp)
+		for _, ep := range b.eps {
+			p.f("// %s answers NOT_IMPLEMENTED.\n", ep.method)
+			if ep.output != "" {
+				p.f("func (%s) %s%s {\nvar out %s\nreturn out, mount.NewError(\"NOT_IMPLEMENTED\", \"\")\n}\n\n", b.unimp, ep.method, ep.signature(), ep.output)
+			} else {
+				p.f("func (%s) %s%s {\nreturn mount.NewError(\"NOT_IMPLEMENTED\", \"\")\n}\n\n", b.unimp, ep.method, ep.signature())
+			}
+		}
+		p.f("func (%s) mustEmbed%s() {}\n\n", b.unimp, b.unimp)
 	}
 
 	p.s("// Services holds the implementation of each service. A nil field leaves its\n")

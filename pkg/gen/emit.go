@@ -23,6 +23,8 @@ func (p *printer) doc(name, text, fallback string) {
 	switch {
 	case text == "":
 		text = name + " " + fallback
+	case strings.HasPrefix(text, "is "):
+		text = name + " " + text
 	case !strings.HasPrefix(text, name+" "):
 		text = name + ": " + text
 	}
@@ -94,6 +96,14 @@ func (m *model) emitTypes(p *printer) {
 		case kindAlias:
 			p.doc(d.name, d.doc, "is "+d.underlying+".")
 			p.f("type %s = %s\n\n", d.name, d.underlying)
+			if len(d.consts) > 0 {
+				// A mirrored enum keeps its constants.
+				p.f("// The values of %s.\nconst (\n", d.name)
+				for _, c := range d.consts {
+					p.f("%s %s = %s\n", c.name, d.name, c.literal)
+				}
+				p.s(")\n\n")
+			}
 			if strings.Contains(d.underlying, "json.") {
 				m.imports["encoding/json"] = true
 			}
@@ -131,6 +141,13 @@ func (m *model) emitDefined(p *printer, d *decl) {
 	p.s(")\n\n")
 }
 
+// noCompare opens every generated struct: it makes the struct not
+// comparable from the start, so a field added later (a list, a map) never
+// takes == away from code that used it (apidiff counts that as a breaking
+// change), and unkeyed literals, which a new field would break, do not
+// compile. protobuf-go's DoNotCompare does the same. It has no size.
+const noCompare = "_ [0]func() // not comparable: fields may be added (docs/gen.md)\n\n"
+
 // tag returns the json struct tag of f.
 func tag(f *field) string {
 	name := f.jsonName
@@ -150,6 +167,7 @@ func tag(f *field) string {
 func (m *model) emitStruct(p *printer, d *decl) {
 	p.doc(d.name, d.doc, "is an object.")
 	p.f("type %s struct {\n", d.name)
+	p.s(noCompare)
 	for i, f := range d.fields {
 		if i > 0 && f.doc != "" {
 			p.s("\n")
@@ -225,8 +243,9 @@ func (m *model) emitTuple(p *printer, d *decl) {
 	m.imports["fmt"] = true
 	n := len(d.elems)
 	p.doc(d.name, d.doc, fmt.Sprintf("is a JSON array of %d positions.", n))
-	p.f("//\n// It is written and read as a JSON array: Item0 is position 0, and so on.\n")
+	p.f("//\n// It is written and read as a JSON array, one field per position in order.\n")
 	p.f("type %s struct {\n", d.name)
+	p.s(noCompare)
 	for _, f := range d.elems {
 		m.uses(f.expr())
 		p.s(goComment(f.doc))

@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"strings"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/gen"
 )
 
 // ExampleGenerate generates the package of examples/minimal and prints its
 // files and the service interface a server implements.
 func ExampleGenerate() {
-	g, err := compile.Compile(context.Background(), "../../examples/minimal")
+	g, err := check.Compile(context.Background(), "../../examples/minimal")
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -41,6 +41,7 @@ func ExampleGenerate() {
 	//     type NotesService interface {
 	//     Create(ctx context.Context, in NotesCreateInput) (NotesCreateOutput, error)
 	//     List(ctx context.Context) (NotesListOutput, error)
+	//     mustEmbedUnimplementedNotesService()
 	//     }
 	// graph.go
 	// graph.json

@@ -14,12 +14,12 @@ import (
 
 	"golang.org/x/tools/txtar"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/conformance/conformancetest"
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
 
-// -update is the repository's one update switch (conformancetest's).
+// -conformancetest.update is the repository's one update switch (conformancetest's).
 var update = conformancetest.Update
 
 // contracts are the contracts whose generated code is golden-tested and
@@ -49,7 +49,7 @@ func testGraphs(t *testing.T) map[string]*graph.Graph {
 	graphsOnce.Do(func() {
 		graphs = map[string]*graph.Graph{}
 		for _, c := range contracts {
-			g, err := compile.Compile(context.Background(), c.dir)
+			g, err := check.Compile(context.Background(), c.dir)
 			if err != nil {
 				graphsErr = fmt.Errorf("%s: %w", c.name, err)
 				return
@@ -146,7 +146,7 @@ func generate(t *testing.T, g *graph.Graph, pkg string) []File {
 }
 
 // TestGolden pins the generated Go source of the test contracts. Refresh
-// with go test ./pkg/gen -update and review the diff. (examples/tasks pins
+// with go test ./pkg/gen -conformancetest.update and review the diff. (examples/tasks pins
 // its own checked-in package, examples/tasks/tasksapi.)
 func TestGolden(t *testing.T) {
 	gs := testGraphs(t)
@@ -173,10 +173,10 @@ func TestGolden(t *testing.T) {
 			}
 			want, err := os.ReadFile(path)
 			if err != nil {
-				t.Fatalf("%v (run go test ./pkg/gen -update)", err)
+				t.Fatalf("%v (run go test ./pkg/gen -conformancetest.update)", err)
 			}
 			if !bytes.Equal(got, want) {
-				t.Errorf("generated code differs from %s (run go test ./pkg/gen -update and review the diff):\n%s", path, firstDiff(string(want), string(got)))
+				t.Errorf("generated code differs from %s (run go test ./pkg/gen -conformancetest.update and review the diff):\n%s", path, firstDiff(string(want), string(got)))
 			}
 		})
 	}

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 
+	"stitchkit.dev/stitchkit/internal/schematree"
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
 
@@ -33,6 +35,9 @@ type decl struct {
 	name string
 	doc  string
 	kind declKind
+	// inRoot: declared while building a root (an operation's own
+	// schema), not a definition.
+	inRoot bool
 
 	// kindDefined, kindAlias: the type expression on the right.
 	underlying string
@@ -160,6 +165,28 @@ type schemaDoc struct {
 type naming struct {
 	fixed string
 	hint  string
+	// where says what the node is, for the doc comment of a node without
+	// a description ("the type of Invoice.Status"); path is the Go
+	// expression that reaches it ("Invoice.Lines"), for its children's.
+	where string
+	path  string
+}
+
+// at is where the node is, for its children's doc comments.
+func (n naming) at() string {
+	if n.path != "" {
+		return n.path
+	}
+	return n.base()
+}
+
+// docOf is the doc text of a declaration for node n: its description, else
+// what it is ("is the definition #Invoice.").
+func docOf(n any, nm naming) string {
+	if d := nodeDoc(n); d != "" || nm.where == "" {
+		return d
+	}
+	return "is " + nm.where + "."
 }
 
 func (n naming) base() string {
@@ -177,17 +204,29 @@ type model struct {
 
 	decls  []*decl
 	byName map[string]*decl
-	// byKey maps a structural key (see key) to the Go type declared for
-	// it, so equal schemas share one type.
-	byKey map[string]string
+	// declared maps a schema node, within the declaration being built
+	// (scope), to the Go type declared for it: a node reached twice
+	// inside one definition or one root (a JSON pointer $ref) is one type,
+	// while equal nodes of different roots never share one, so a type's
+	// name depends only on where it is (docs/gen.md, Names).
+	declared map[nodeID]string
+	// scope names the definition or root whose types are being built;
+	// scopeRoot is the root's Go name and digest ("" inside a definition),
+	// the target of a "#" reference.
+	scope     string
+	scopeRoot string
+	scopeDoc  graph.Digest
+	keep      []any
+	// defByKey maps the structural key of each definition to its Go
+	// name, and mirrored lists the roots equal to one (see mirrorRoots).
+	defByKey map[string]string
+	mirrored [][2]string
 	// defName maps (document, definition) to the Go name of its type.
 	defName map[defID]string
 	// defNullable records definitions whose values may be null.
 	defNullable map[string]bool
 	// defBuilt records Go definition types already declared.
 	defBuilt map[string]bool
-	// rootName maps a root digest to the first Go type declared for it.
-	rootName map[graph.Digest]string
 
 	usesNullable bool
 	// usesStrict: the decodeStrict helper is needed.
@@ -202,14 +241,20 @@ type defID struct {
 	name string
 }
 
+// nodeID identifies one schema node inside the declaration being built.
+type nodeID struct {
+	scope string
+	node  uintptr
+}
+
 const maxDepth = 200
 
 func newModel(g *graph.Graph, ns *namespace) (*model, error) {
 	m := &model{
 		g: g, ns: ns, docs: map[graph.Digest]*schemaDoc{},
-		byName: map[string]*decl{}, byKey: map[string]string{},
+		byName: map[string]*decl{}, declared: map[nodeID]string{}, defByKey: map[string]string{},
 		defName: map[defID]string{}, defNullable: map[string]bool{}, defBuilt: map[string]bool{},
-		rootName: map[graph.Digest]string{}, imports: map[string]bool{},
+		imports: map[string]bool{},
 	}
 	keys := make([]string, 0, len(g.Schemas))
 	for d := range g.Schemas {
@@ -237,19 +282,25 @@ func newModel(g *graph.Graph, ns *namespace) (*model, error) {
 // add appends a declaration (before its nested types are built, so a
 // parent is printed before what it contains).
 func (m *model) add(d *decl) *decl {
+	d.inRoot = m.scopeRoot != ""
 	m.decls = append(m.decls, d)
 	m.byName[d.name] = d
 	return d
 }
 
-// nameDefs gives every definition of every root document its Go name, in
-// root order. A definition is identified by its name and its structure
-// (its body and every definition it reaches), so the same CUE definition
-// embedded in many documents is one Go type, and two different ones that
-// happen to share a name get Name and Name2.
-func (m *model) nameDefs(roots []rootSchema) {
+// nameDefs gives every definition of every root document its Go name:
+// the definition's own name, exported ($defs key "Task" → Task; a nested
+// definition's key already carries its path, "W.T" → WT). The same CUE
+// definition embedded in many documents is one Go type. Two different
+// bodies under one $defs key (which the compiler does not produce for one
+// contract) get Name and Name2 in graph order: the one documented case
+// where a name depends on the rest of the contract. A definition whose
+// name another generated identifier already holds is an error naming
+// both, rather than a name that moves.
+func (m *model) nameDefs(roots []rootSchema) error {
 	type group struct{ name, key string }
 	named := map[group]string{}
+	byDef := map[string]string{}
 	seen := map[graph.Digest]bool{}
 	for _, r := range roots {
 		if seen[r.digest] {
@@ -265,12 +316,24 @@ func (m *model) nameDefs(roots []rootSchema) {
 			gk := group{n, m.key(d, d.defs[n])}
 			goName, ok := named[gk]
 			if !ok {
-				goName = m.ns.claim(exportName(n))
+				if _, again := byDef[n]; again {
+					goName = m.ns.claim(exportName(n))
+				} else {
+					var err error
+					if goName, err = m.ns.claimFixed(exportName(n), "the definition #"+n); err != nil {
+						return err
+					}
+					byDef[n] = goName
+				}
 				named[gk] = goName
+				if _, ok := m.defByKey[gk.key]; !ok {
+					m.defByKey[gk.key] = goName
+				}
 			}
 			m.defName[defID{d.digest, n}] = goName
 		}
 	}
+	return nil
 }
 
 // reachableDefs returns the names of the definitions of d its root reaches
@@ -350,11 +413,8 @@ func (m *model) defType(d *schemaDoc, name string) (typeRef, bool) {
 	if !m.defBuilt[goName] {
 		m.defBuilt[goName] = true
 		body := d.defs[name]
-		k := m.key(d, body)
-		if _, ok := m.byKey[k]; !ok {
-			m.byKey[k] = goName
-		}
-		t, nullable := m.typeOf(d, body, naming{fixed: goName})
+		defer m.enter(goName, "", "")()
+		t, nullable := m.typeOf(d, body, naming{fixed: goName, where: "the definition #" + name})
 		m.defNullable[goName] = nullable
 		if dd, declared := m.byName[t.expr]; t.expr != goName && !declared && m.defBuilt[t.expr] || declared && dd.kind == kindAlias && m.aliasesTo(dd, goName) {
 			// A definition that is only a reference to itself through
@@ -363,7 +423,7 @@ func (m *model) defType(d *schemaDoc, name string) (typeRef, bool) {
 			t = rawType
 		}
 		if t.expr != goName {
-			m.declareNamed(goName, nodeDoc(body), t)
+			m.declareNamed(goName, docOf(body, naming{where: "the definition #" + name}), t)
 		}
 	}
 	return m.named(goName), m.defNullable[goName]
@@ -447,28 +507,24 @@ func (m *model) aliasTarget(d *decl) typeRef {
 type rootSchema struct {
 	digest graph.Digest
 	name   string // the Go name to claim
+	goName string // the name claimed
+	what   string // what it is, for an error ("the output tasks.get")
 	doc    string
 	key    string // see rootKey
 }
 
-// rootType declares the Go type of a root schema and returns its name.
+// rootType declares the Go type of a root schema under its own name (claimed
+// beforehand) and returns the name. Every root has its own declarations,
+// even when another root has the same schema: an alias across operations
+// would retype one when the other is edited.
 func (m *model) rootType(r rootSchema) string {
 	d := m.docs[r.digest]
-	name := m.ns.claim(r.name)
+	name := r.goName
 	if d == nil {
 		m.add(&decl{name: name, doc: r.doc, kind: kindAlias, underlying: "json.RawMessage"})
 		return name
 	}
-	if first, ok := m.rootName[r.digest]; ok {
-		doc := name + " " + r.doc + "\n\nIt has the same schema as " + first + "."
-		if fd := m.byName[first]; fd != nil && fd.kind == kindAlias {
-			// Alias what the first one aliases, not the first one.
-			first = fd.underlying
-		}
-		m.add(&decl{name: name, doc: doc, kind: kindAlias, underlying: first})
-		return name
-	}
-	m.rootName[r.digest] = name
+	defer m.enter(name, name, r.digest)()
 	doc := joinDoc(name+" "+r.doc, nodeDoc(d.rootB))
 	if d.root != nil {
 		if ref, ok := pureRef(d.root); ok {
@@ -476,16 +532,9 @@ func (m *model) rootType(r rootSchema) string {
 			m.add(&decl{name: name, doc: doc, kind: kindAlias, underlying: ptrIf(nullable && !t.nilable, t.expr)})
 			return name
 		}
-		if existing, ok := m.byKey[m.key(d, d.root)]; ok && !m.isNullable(d, d.root) {
-			if fd := m.byName[existing]; fd != nil && fd.kind == kindAlias {
-				existing = fd.underlying
-			}
-			m.add(&decl{name: name, doc: doc, kind: kindAlias, underlying: existing})
-			return name
-		}
 	}
 	if m.isNullable(d, d.rootB) {
-		t, _ := m.typeOf(d, d.rootB, naming{hint: name + "Value"})
+		t, _ := m.typeOf(d, d.rootB, naming{hint: name + "Value", where: name + "'s value when it is not null"})
 		m.add(&decl{name: name, doc: doc + "\n\nIt may be null.", kind: kindAlias, underlying: ptrIf(!t.nilable, t.expr)})
 		return name
 	}
@@ -495,7 +544,100 @@ func (m *model) rootType(r rootSchema) string {
 	} else if dd := m.byName[name]; dd != nil && dd.doc == "" {
 		dd.doc = doc
 	}
+	if def, ok := m.defByKey[m.key(d, d.rootB)]; ok && d.root != nil {
+		m.mirrored = append(m.mirrored, [2]string{name, def})
+	}
 	return name
+}
+
+// mirrorRoots turns a root whose schema is exactly a definition's into an
+// alias of the definition's type (type TasksGetOutput = Task), so handlers
+// return the definition's values. The compiler writes such a root inline
+// (`#output: #Task` has no $ref), so this is recognised by structure.
+// Every type the root declared for itself stays, as an alias of the
+// definition's matching type: when a change of the contract makes a
+// definition that was used once visible elsewhere, InvoicesCreateOutput
+// and InvoicesCreateOutputStatus keep naming the same values (apidiff
+// accepts a defined type becoming an alias of a corresponding one).
+func (m *model) mirrorRoots() {
+	for _, p := range m.mirrored {
+		m.mirror(p[0], p[1], 0)
+	}
+}
+
+// mirror makes the root-scoped declaration a an alias of b, and so its
+// nested declarations, matched by position in the two type trees.
+func (m *model) mirror(a, b string, depth int) {
+	a, b = innerName(a), innerName(b)
+	da, db := m.byName[a], m.byName[b]
+	if depth > maxDepth || a == b || da == nil || db == nil || !da.inRoot || da.kind != db.kind && da.kind != kindAlias {
+		return
+	}
+	switch da.kind {
+	case kindStruct:
+		for _, fa := range da.fields {
+			for _, fb := range db.fields {
+				if fa.jsonName == fb.jsonName {
+					m.mirror(fa.base.expr, fb.base.expr, depth+1)
+				}
+			}
+		}
+		if da.extra != nil && db.extra != nil {
+			m.mirror(da.extra.expr, db.extra.expr, depth+1)
+		}
+	case kindTuple:
+		for i := range min(len(da.elems), len(db.elems)) {
+			m.mirror(da.elems[i].base.expr, db.elems[i].base.expr, depth+1)
+		}
+		if da.rest != nil && db.rest != nil {
+			m.mirror(da.rest.expr, db.rest.expr, depth+1)
+		}
+	case kindOneOf:
+		for _, va := range da.variants {
+			for _, vb := range db.variants {
+				if va.value == vb.value {
+					m.mirror(va.typ.expr, vb.typ.expr, depth+1)
+				}
+			}
+		}
+	case kindAnyOf:
+		for i := range min(len(da.arms), len(db.arms)) {
+			m.mirror(da.arms[i].typ.expr, db.arms[i].typ.expr, depth+1)
+		}
+	case kindDefined:
+		m.mirror(da.underlying, db.underlying, depth+1)
+	case kindAlias:
+		return
+	}
+	da.kind, da.underlying = kindAlias, b
+	da.fields, da.extra, da.variants, da.arms, da.elems, da.rest = nil, nil, nil, nil, nil, nil
+	if !strings.Contains(da.doc, "definition") {
+		da.doc = joinDoc(da.doc, "It is "+b+", the type of a definition with the same schema.")
+	}
+}
+
+// innerName strips pointer, slice and map type constructors.
+func innerName(expr string) string {
+	for {
+		switch {
+		case strings.HasPrefix(expr, "*"):
+			expr = expr[1:]
+		case strings.HasPrefix(expr, "[]"):
+			expr = expr[2:]
+		case strings.HasPrefix(expr, "map[string]"):
+			expr = expr[len("map[string]"):]
+		default:
+			return expr
+		}
+	}
+}
+
+// enter makes name the scope of the declarations built until the returned
+// function restores the previous one.
+func (m *model) enter(name, root string, doc graph.Digest) func() {
+	prev, prevRoot, prevDoc := m.scope, m.scopeRoot, m.scopeDoc
+	m.scope, m.scopeRoot, m.scopeDoc = name, root, doc
+	return func() { m.scope, m.scopeRoot, m.scopeDoc = prev, prevRoot, prevDoc }
 }
 
 func ptrIf(cond bool, expr string) string {
@@ -711,47 +853,21 @@ func isNullSchema(a any) bool {
 // pointer-escaped) or another JSON pointer into the document. name is the
 // definition name when the target is a definition.
 func (m *model) resolve(d *schemaDoc, ref string) (*schemaDoc, string, any, bool) {
-	frag, ok := strings.CutPrefix(ref, "#")
-	if !ok {
+	toks, ok := schematree.ParseRef(ref) // the one $ref reader
+	switch {
+	case !ok:
 		return nil, "", nil, false
-	}
-	if u, err := url.PathUnescape(frag); err == nil {
-		frag = u
-	}
-	if frag == "" {
+	case len(toks) == 0:
 		return d, "", d.rootB, true
-	}
-	if !strings.HasPrefix(frag, "/") {
-		return nil, "", nil, false
-	}
-	toks := strings.Split(frag[1:], "/")
-	for i, t := range toks {
-		toks[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
-	}
-	if len(toks) == 2 && toks[0] == "$defs" {
+	case len(toks) == 2 && toks[0] == "$defs":
 		if body, ok := d.defs[toks[1]]; ok {
 			return d, toks[1], body, true
 		}
 		return nil, "", nil, false
 	}
-	var cur any = d.rootB
-	for _, t := range toks {
-		switch c := cur.(type) {
-		case map[string]any:
-			v, ok := c[t]
-			if !ok {
-				return nil, "", nil, false
-			}
-			cur = v
-		case []any:
-			i, err := strconv.Atoi(t)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil, "", nil, false
-			}
-			cur = c[i]
-		default:
-			return nil, "", nil, false
-		}
+	cur, ok := schematree.Resolve(d.rootB, ref)
+	if !ok {
+		return nil, "", nil, false
 	}
 	return d, "", cur, true
 }
@@ -766,30 +882,46 @@ func (m *model) refType(d *schemaDoc, ref string, nm naming) (typeRef, bool) {
 		return m.defType(rd, name)
 	}
 	if frag, _ := url.PathUnescape(strings.TrimPrefix(ref, "#")); frag == "" {
-		if goName, ok := m.rootName[d.digest]; ok {
-			return m.named(goName), m.isNullable(d, d.rootB)
+		if m.scopeRoot != "" && m.scopeDoc == d.digest {
+			return m.named(m.scopeRoot), m.isNullable(d, d.rootB)
 		}
 	}
 	return m.typeOf(rd, target, nm)
 }
 
 // declName returns the name for a new declaration of node n: the fixed
-// name, the type already declared for an equal node, or a fresh name.
+// name, the type already declared for this very node in the current scope
+// (a node reached again through a JSON pointer), or the hint claimed.
 // reuse is true when an existing type was found.
-func (m *model) declName(d *schemaDoc, n any, nm naming) (name string, reuse bool) {
-	k := m.key(d, n)
+func (m *model) declName(_ *schemaDoc, n any, nm naming) (name string, reuse bool) {
+	id, ok := m.nodeID(n)
 	if nm.fixed != "" {
-		if _, ok := m.byKey[k]; !ok {
-			m.byKey[k] = nm.fixed
+		if ok {
+			m.declared[id] = nm.fixed
 		}
 		return nm.fixed, false
 	}
-	if existing, ok := m.byKey[k]; ok {
+	if existing, found := m.declared[id]; ok && found {
 		return existing, true
 	}
 	name = m.ns.claim(nm.hint)
-	m.byKey[k] = name
+	if ok {
+		m.declared[id] = name
+	}
 	return name, false
+}
+
+// nodeID identifies n (a decoded JSON object, or a map built from one) in
+// the current scope.
+func (m *model) nodeID(n any) (nodeID, bool) {
+	v := reflect.ValueOf(n)
+	if v.Kind() != reflect.Map || v.IsNil() {
+		return nodeID{}, false
+	}
+	// Held so that the address is not reused by a later temporary map
+	// (allOf merges and enum arms are built on the fly).
+	m.keep = append(m.keep, n)
+	return nodeID{scope: m.scope, node: v.Pointer()}, true
 }
 
 // objectType maps an object schema: a struct when it declares properties,
@@ -804,12 +936,12 @@ func (m *model) objectType(d *schemaDoc, n map[string]any, nm naming) typeRef {
 	switch {
 	case closed && len(patterns) == 0:
 	case len(patterns) == 0 && hasAddl && addl != true:
-		t, nullable := m.typeOf(d, addl, naming{hint: nm.base() + "Value"})
+		t, nullable := m.typeOf(d, addl, naming{hint: nm.base() + "Value", where: "the type of the values of " + nm.at()})
 		t = elemType(t, nullable)
 		extra = &t
 	case len(patterns) == 1 && closed:
 		for _, p := range patterns {
-			t, nullable := m.typeOf(d, p, naming{hint: nm.base() + "Value"})
+			t, nullable := m.typeOf(d, p, naming{hint: nm.base() + "Value", where: "the type of the values of " + nm.at()})
 			t = elemType(t, nullable)
 			extra = &t
 		}
@@ -823,7 +955,7 @@ func (m *model) objectType(d *schemaDoc, n map[string]any, nm naming) typeRef {
 		}
 		name, reuse := m.declName(d, n, nm)
 		if !reuse {
-			m.add(&decl{name: name, doc: nodeDoc(n), kind: kindStruct, members: newNamespace()})
+			m.add(&decl{name: name, doc: docOf(n, nm), kind: kindStruct, members: newNamespace()})
 		}
 		return m.named(name)
 	}
@@ -840,7 +972,7 @@ func (m *model) objectType(d *schemaDoc, n map[string]any, nm naming) typeRef {
 	if reuse {
 		return m.named(name)
 	}
-	st := m.add(&decl{name: name, doc: nodeDoc(n), kind: kindStruct, extra: extra,
+	st := m.add(&decl{name: name, doc: docOf(n, nm), kind: kindStruct, extra: extra,
 		members: newNamespace("MarshalJSON", "UnmarshalJSON")})
 	if extra != nil {
 		st.members.claim("Extra")
@@ -848,7 +980,7 @@ func (m *model) objectType(d *schemaDoc, n map[string]any, nm naming) typeRef {
 	required := stringSet(n["required"])
 	for _, p := range names {
 		ps := props[p]
-		t, nullable := m.typeOf(d, ps, naming{hint: name + exportName(p)})
+		t, nullable := m.typeOf(d, ps, naming{hint: name + exportName(p), where: "the type of " + name + "." + exportName(p), path: name + "." + exportName(p)})
 		f := &field{goName: st.members.claim(exportName(p)), jsonName: p, base: t}
 		dflt, hasDefault := defaultOf(ps)
 		f.doc = joinDoc(nodeDoc(ps), fieldNote(dflt, hasDefault))
@@ -931,7 +1063,7 @@ func (m *model) arrayType(d *schemaDoc, n map[string]any, nm naming) typeRef {
 	if !ok || items == true || items == false {
 		return typeRef{expr: "[]json.RawMessage", nilable: true, empty: "[]json.RawMessage{}"}
 	}
-	t, nullable := m.typeOf(d, items, naming{hint: nm.base() + "Item"})
+	t, nullable := m.typeOf(d, items, naming{hint: nm.base() + "Item", where: "the type of the elements of " + nm.at()})
 	t = elemType(t, nullable)
 	return typeRef{expr: "[]" + t.expr, nilable: true, empty: "[]" + t.expr + "{}"}
 }
@@ -943,11 +1075,22 @@ func (m *model) tupleType(d *schemaDoc, n map[string]any, prefix []any, nm namin
 	}
 	minItems := int(numberOf(n["minItems"], 0))
 	minItems = max(0, min(minItems, len(prefix)))
-	tu := m.add(&decl{name: name, doc: nodeDoc(n), kind: kindTuple, minItems: minItems,
+	tu := m.add(&decl{name: name, doc: docOf(n, nm), kind: kindTuple, minItems: minItems,
 		members: newNamespace("MarshalJSON", "UnmarshalJSON")})
 	for i, p := range prefix {
-		t, nullable := m.typeOf(d, p, naming{hint: name + "Item" + strconv.Itoa(i)})
-		f := &field{goName: tu.members.claim("Item" + strconv.Itoa(i)), base: t, doc: nodeDoc(p)}
+		t, nullable := m.typeOf(d, p, naming{hint: name + "Item" + strconv.Itoa(i), where: fmt.Sprintf("the type of position %d of %s", i, name)})
+		// An element that is a definition is named after it (Task);
+		// another after its position (Item1): both depend on the element
+		// alone.
+		elem := "Item" + strconv.Itoa(i)
+		if pm, ok := p.(map[string]any); ok {
+			if ref, ok := pureRef(pm); ok {
+				if _, def, _, ok := m.resolve(d, ref); ok && def != "" && m.defName[defID{d.digest, def}] == t.expr {
+					elem = t.expr
+				}
+			}
+		}
+		f := &field{goName: tu.members.claim(elem), base: t, doc: nodeDoc(p)}
 		// omit marks a trailing element that may be absent.
 		f.omit = i >= minItems
 		switch {
@@ -970,7 +1113,7 @@ func (m *model) tupleType(d *schemaDoc, n map[string]any, prefix []any, nm namin
 		switch {
 		case ok && items == false:
 		case ok && items != true:
-			t, nullable := m.typeOf(d, items, naming{hint: name + "Rest"})
+			t, nullable := m.typeOf(d, items, naming{hint: name + "Rest", where: "the type of the further elements of " + name})
 			t = elemType(t, nullable)
 			tu.rest = &typeRef{expr: "[]" + t.expr, nilable: true}
 		default:
@@ -1083,7 +1226,7 @@ func (m *model) enumType(d *schemaDoc, n map[string]any, vals []any, nm naming) 
 	if reuse {
 		return m.named(name), nullable
 	}
-	e := m.add(&decl{name: name, doc: nodeDoc(n), kind: kindDefined, underlying: kind})
+	e := m.add(&decl{name: name, doc: docOf(n, nm), kind: kindDefined, underlying: kind})
 	for i, v := range vals {
 		var lit, part string
 		switch x := v.(type) {
@@ -1248,11 +1391,14 @@ func (m *model) oneOfType(d *schemaDoc, n map[string]any, arms []any, nm naming)
 	if disc == "" || !validTagName(disc) {
 		return typeRef{}, false
 	}
+	if merged, ok := m.mergeCases(d, n, arms, disc, values); ok {
+		return m.objectType(d, merged, nm), true
+	}
 	name, reuse := m.declName(d, n, nm)
 	if reuse {
 		return m.named(name), true
 	}
-	u := m.add(&decl{name: name, doc: nodeDoc(n), kind: kindOneOf, discriminator: disc, discOptional: optional,
+	u := m.add(&decl{name: name, doc: docOf(n, nm), kind: kindOneOf, discriminator: disc, discOptional: optional,
 		members: newNamespace("MarshalJSON", "UnmarshalJSON")})
 	if optional {
 		m.usesStrict = true
@@ -1260,7 +1406,7 @@ func (m *model) oneOfType(d *schemaDoc, n map[string]any, arms []any, nm naming)
 	u.discGo = u.members.claim(exportName(disc))
 	for i, a := range arms {
 		goName := u.members.claim(exportName(values[i]))
-		t, _ := m.typeOf(d, a, naming{hint: name + goName})
+		t, _ := m.typeOf(d, a, naming{hint: name + goName, where: fmt.Sprintf("the %q variant of %s", values[i], name)})
 		v := variant{goName: goName, value: values[i], typ: t}
 		if st := m.byName[t.expr]; st != nil && st.kind == kindStruct {
 			for _, f := range st.fields {
@@ -1281,10 +1427,10 @@ func (m *model) anyOfType(d *schemaDoc, n map[string]any, arms []any, nm naming)
 	if reuse {
 		return m.named(name)
 	}
-	u := m.add(&decl{name: name, doc: nodeDoc(n), kind: kindAnyOf,
+	u := m.add(&decl{name: name, doc: docOf(n, nm), kind: kindAnyOf,
 		members: newNamespace("MarshalJSON", "UnmarshalJSON")})
 	for i, a := range arms {
-		t, nullable := m.typeOf(d, a, naming{hint: name + "Option" + strconv.Itoa(i+1)})
+		t, nullable := m.typeOf(d, a, naming{hint: name + "Option" + strconv.Itoa(i+1), where: "one of the forms of " + name})
 		t = elemType(t, nullable)
 		label := armLabel(t)
 		u.arms = append(u.arms, arm{name: u.members.claim("As" + label)[2:], typ: t})
@@ -1476,4 +1622,95 @@ func joinDoc(parts ...string) string {
 		}
 	}
 	return strings.Join(out, "\n\n")
+}
+
+// mergeCases turns the cases of one object into one object schema, when
+// the union is what CUE writes for conditional fields (`if species ==
+// "dog" {breed: string}`): inline object arms (no definitions) that share
+// a property besides the discriminator, each property with one schema
+// wherever it appears. The discriminator becomes an enum of every case's
+// value; a property is required when every case requires it, else
+// optional and documented with the cases that have it. That is the struct
+// a Go developer writes by hand (Breed *string beside Species), instead
+// of one near-identical struct per case; the runner still validates each
+// value against the union. A union of definitions, or of cases with
+// nothing in common (email {address} | sms {phone}), stays a
+// discriminated union.
+func (m *model) mergeCases(d *schemaDoc, n map[string]any, arms []any, disc string, values []string) (map[string]any, bool) {
+	type prop struct {
+		schema any
+		key    string
+		cases  []string
+		req    int
+	}
+	props := map[string]*prop{}
+	closed := 0
+	for i, a := range arms {
+		an, ok := a.(map[string]any)
+		if !ok || has(an, "$ref", "allOf", "anyOf", "oneOf", "patternProperties") {
+			return nil, false
+		}
+		if ap, ok := an["additionalProperties"]; ok {
+			if ap != false {
+				return nil, false
+			}
+			closed++
+		}
+		ps, _ := an["properties"].(map[string]any)
+		req := stringSet(an["required"])
+		for p, ps := range ps {
+			if p == disc {
+				continue
+			}
+			k := m.key(d, ps)
+			cur := props[p]
+			if cur == nil {
+				cur = &prop{schema: ps, key: k}
+				props[p] = cur
+			} else if cur.key != k {
+				return nil, false
+			}
+			cur.cases = append(cur.cases, values[i])
+			if req[p] {
+				cur.req++
+			}
+		}
+	}
+	shared := false
+	for _, p := range props {
+		shared = shared || len(p.cases) == len(arms)
+	}
+	if !shared {
+		return nil, false
+	}
+	enum := make([]any, len(values))
+	for i, v := range values {
+		enum[i] = v
+	}
+	out := map[string]any{disc: map[string]any{"enum": enum}}
+	required := []any{disc}
+	for name, p := range props {
+		if p.req == len(arms) {
+			required = append(required, name)
+		}
+		if len(p.cases) == len(arms) {
+			out[name] = p.schema
+			continue
+		}
+		c := map[string]any{"allOf": []any{p.schema}}
+		quoted := make([]string, len(p.cases))
+		for i, v := range p.cases {
+			quoted[i] = strconv.Quote(v)
+		}
+		c["description"] = joinDoc(nodeDoc(p.schema), fmt.Sprintf("Only when %s is %s.", disc, strings.Join(quoted, " or ")))
+		out[name] = c
+	}
+	merged := map[string]any{"type": "object", "properties": out, "required": required}
+	if closed == len(arms) {
+		merged["additionalProperties"] = false
+	}
+	if desc, ok := n["description"]; ok {
+		merged["description"] = desc
+	}
+	return merged, true
 }

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"fmt"
 	"go/token"
 	"strconv"
 	"strings"
@@ -13,7 +14,7 @@ import (
 var initialisms = map[string]bool{
 	"ACL": true, "API": true, "ASCII": true, "CPU": true, "CSS": true, "DNS": true,
 	"EOF": true, "GUID": true, "HTML": true, "HTTP": true, "HTTPS": true, "ID": true,
-	"IP": true, "JSON": true, "LHS": true, "QPS": true, "RAM": true, "RHS": true,
+	"IP": true, "JSON": true, "LHS": true, "OK": true, "QPS": true, "RAM": true, "RHS": true,
 	"RPC": true, "SLA": true, "SMTP": true, "SQL": true, "SSH": true, "TCP": true,
 	"TLS": true, "TTL": true, "UDP": true, "UI": true, "UID": true, "UUID": true,
 	"URI": true, "URL": true, "UTF8": true, "VM": true, "XML": true, "XMPP": true,
@@ -84,14 +85,34 @@ func splitWords(s string) []string {
 // Claims happen in graph order, so the result is deterministic.
 type namespace struct {
 	taken map[string]bool
+	// owner says what holds a name claimed with claimFixed.
+	owner map[string]string
 }
 
 func newNamespace(reserved ...string) *namespace {
-	ns := &namespace{taken: map[string]bool{}}
+	ns := &namespace{taken: map[string]bool{}, owner: map[string]string{}}
 	for _, r := range reserved {
 		ns.taken[r] = true
+		ns.owner[r] = "an identifier of the generated package"
 	}
 	return ns
+}
+
+// claimFixed claims a name that must not move: a definition, an operation
+// part, a service interface, an error code. A clash is an error naming
+// both owners: a numeric suffix would depend on what else the contract
+// holds, and a later edit would rename the type under existing code.
+func (ns *namespace) claimFixed(name, what string) (string, error) {
+	if ns.taken[name] {
+		other := ns.owner[name]
+		if other == "" {
+			other = "another generated type"
+		}
+		return "", fmt.Errorf("the Go name %s of %s is already that of %s; rename one of them in the contract", name, what, other)
+	}
+	ns.taken[name] = true
+	ns.owner[name] = what
+	return name, nil
 }
 
 // claim returns name, or name with a numeric suffix when name is taken.
@@ -150,27 +171,47 @@ func goComment(text string) string {
 		return ""
 	}
 	var b strings.Builder
-	for _, line := range strings.Split(text, "\n") {
-		line = strings.Map(func(r rune) rune {
-			if unicode.IsControl(r) && r != '\t' {
-				return -1
-			}
-			return r
-		}, strings.TrimRight(line, " \t\r"))
+	lines := strings.Split(text, "\n")
+	for i := 0; i < len(lines); i++ {
+		line := clean(lines[i])
 		if line == "" {
 			b.WriteString("//\n")
 			continue
 		}
-		if strings.HasPrefix(line, "\t") || strings.HasPrefix(line, "  ") {
-			// Preformatted: keep as is.
+		if preformatted(line) {
 			b.WriteString("// " + line + "\n")
 			continue
+		}
+		// A paragraph whose source was wrapped at another width is one
+		// line of prose again before it is wrapped here.
+		for i+1 < len(lines) {
+			next := clean(lines[i+1])
+			if next == "" || preformatted(next) {
+				break
+			}
+			line += " " + strings.TrimSpace(next)
+			i++
 		}
 		for _, l := range wrap(line, 76) {
 			b.WriteString("// " + l + "\n")
 		}
 	}
 	return b.String()
+}
+
+// clean drops control characters and trailing space from a comment line.
+func clean(line string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && r != '\t' {
+			return -1
+		}
+		return r
+	}, strings.TrimRight(line, " \t\r"))
+}
+
+// preformatted reports whether a comment line is indented code or a list.
+func preformatted(line string) bool {
+	return strings.HasPrefix(line, "\t") || strings.HasPrefix(line, "  ") || strings.HasPrefix(line, "- ")
 }
 
 // wrap breaks a line of prose at spaces into lines of at most width

@@ -9,7 +9,7 @@
 // Every schema in the graph is a canonical JSON Schema 2020-12 document held
 // once in [Graph.Schemas] and referred to by its [Digest].
 //
-//	g, err := graph.Load(bytes)           // or compile.Compile(ctx, dir)
+//	g, err := graph.Load(bytes)           // or check.Compile(ctx, dir)
 //	for _, op := range g.Operations() { fmt.Println(op.ID()) }
 package graph
 
@@ -97,6 +97,10 @@ type ErrorCode struct {
 	Code    string `json:"code"`
 	Status  int    `json:"status"`
 	Message string `json:"message"`
+	// Internal marks a framework code whose message and details describe
+	// the server's own fault: a caller sees the registry message only.
+	// It is never part of a graph's bytes.
+	Internal bool `json:"-"`
 }
 
 // Service groups operations under one name and URL prefix.

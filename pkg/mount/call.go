@@ -125,9 +125,13 @@ type Call struct {
 	Source Source
 	// Native is the transport's request value ([Request.Native]).
 	Native any
-	Params map[string]any
-	Query  map[string]any
-	Input  any
+	// Principal is the caller the edge authenticator resolved
+	// ([Runner.Authenticate]); nil for an anonymous caller or a
+	// transport without an edge (in process).
+	Principal *Principal
+	Params    map[string]any
+	Query     map[string]any
+	Input     any
 
 	ep        *Endpoint
 	inputJSON json.RawMessage
@@ -234,7 +238,7 @@ func (ep *Endpoint) Call(ctx context.Context, req *Request) (res Result) {
 	if ctx == nil {
 		panic("cannot create context from nil parent") // as context.WithValue
 	}
-	c := &Call{Identity: ep.id, Source: req.Source, Native: req.Native, ep: ep}
+	c := &Call{Identity: ep.id, Source: req.Source, Native: req.Native, Principal: PrincipalFrom(ctx), ep: ep}
 	c.ctx = callContext{Context: ctx, c: c}
 	ctx = &c.ctx
 	var cause error
@@ -329,12 +333,12 @@ func (ep *Endpoint) run(ctx context.Context, c *Call, req *Request) (Result, err
 		}
 	}
 	if ep.handler == nil {
-		return fail(fromFramework, Errorf("NOT_IMPLEMENTED", "%s is not implemented", ep.id.ID()))
+		return fail(fromFramework, Errorf(CodeNotImplemented, "%s is not implemented", ep.id.ID()))
 	}
 	out, err := ep.handler(ctx, c)
 	if err != nil {
 		if isContextError(ctx, err) {
-			return fail(fromFramework, NewError("TIMEOUT", "The call was cancelled or timed out").WithCause(err))
+			return fail(fromFramework, NewError(CodeTimeout, "The call was cancelled or timed out").WithCause(err))
 		}
 		return fail(fromHandler, err)
 	}
@@ -427,8 +431,8 @@ func (ep *Endpoint) readInput(c *Call, req *Request) error {
 func validationError(part project.Part, err error) *Error {
 	var ve *validate.Error
 	if !errors.As(err, &ve) || len(ve.Issues) == 0 {
-		return &Error{Code: "VALIDATION_ERROR", Status: 400, Message: "Invalid " + string(part),
-			Details: map[string]any{"issues": []Issue{{In: part, Message: err.Error()}}}}
+		return &Error{Code: CodeValidation, Status: 400, Message: "Invalid " + string(part),
+			Details: map[string]any{"issues": []Issue{{In: part, Message: excerpt(err.Error(), MaxIssueBytes)}}}}
 	}
 	return issuesError(part, ve.Issues)
 }
@@ -438,15 +442,20 @@ func issuesError(part project.Part, all []validate.Issue) *Error {
 	if len(shown) > project.MaxIssues {
 		shown = shown[:project.MaxIssues]
 	}
-	issues := make([]Issue, len(shown))
-	for i, is := range shown {
-		issues[i] = Issue{In: part, Path: is.Path, Keyword: is.Keyword, Message: is.Message}
+	issues := make([]Issue, 0, len(shown))
+	total := 0
+	for _, is := range shown {
+		path, text := excerpt(is.Path, MaxIssueBytes), excerpt(is.Message, MaxIssueBytes)
+		if total += len(path) + len(text); total > MaxIssuesBytes && len(issues) > 0 {
+			break
+		}
+		issues = append(issues, Issue{In: part, Path: path, Keyword: is.Keyword, Message: text})
 	}
-	msg := "Invalid " + string(part) + ": " + all[0].String()
+	msg := "Invalid " + string(part) + ": " + excerpt(all[0].String(), MaxIssueBytes)
 	if len(all) > 1 {
 		msg += fmt.Sprintf(" (and %d more)", len(all)-1)
 	}
-	return &Error{Code: "VALIDATION_ERROR", Status: 400, Message: msg, Details: map[string]any{"issues": issues}}
+	return &Error{Code: CodeValidation, Status: 400, Message: msg, Details: map[string]any{"issues": issues}}
 }
 
 // undeclared refuses members of a part the endpoint does not declare.
@@ -470,10 +479,10 @@ func undeclared(part project.Part, f Fields) *Error {
 // badJSON is the BAD_REQUEST for bytes that are not one acceptable JSON
 // value.
 func badJSON(what string, err error) *Error {
-	e := &Error{Code: "BAD_REQUEST", Status: 400, Message: "Malformed JSON in " + what}
+	e := &Error{Code: CodeBadRequest, Status: 400, Message: "Malformed JSON in " + what}
 	var de *validate.DecodeError
 	if errors.As(err, &de) {
-		e.Message += ": " + de.Error()
+		e.Message += ": " + excerpt(de.Error(), MaxIssueBytes)
 		e.Details = map[string]any{"offset": de.Offset}
 	}
 	return e

@@ -39,7 +39,12 @@ func TestCallContext(t *testing.T) {
 			t.Error("cancelled early")
 		}
 		cancel(cause)
-		<-child.Done() // the parent's cancellation reaches a derived context
+		select { // the parent's cancellation reaches a derived context
+		case <-child.Done():
+		case <-time.After(10 * time.Second):
+			t.Error("the parent's cancellation did not reach a derived context in 10s")
+			return nil, nil
+		}
 		if !errors.Is(ctx.Err(), context.Canceled) || context.Cause(child) != cause {
 			t.Errorf("err %v, cause %v", ctx.Err(), context.Cause(child))
 		}

@@ -3,18 +3,34 @@
 // operations through one pipeline, so a call is authorized, validated,
 // handled and answered the same way whichever door it came in by.
 //
-// Start with an [Implementation] of a compiled graph, bind handlers, and
-// build a [Runner]:
+// Start with a graph (check.Compile, the one compile, or graph.Load), its
+// one [project.Projection] (the HTTP prefix is stated there, once), an
+// [Implementation] with handlers bound, and build a [Runner]:
 //
 //	g, _ := graph.Load(graphJSON)
+//	p, err := project.New(g, &project.Options{HTTPPrefix: "/api"})
 //	impl := mount.NewImplementation(g)
 //	impl.Handle("tasks", "get", func(ctx context.Context, c *mount.Call) (json.RawMessage, error) {
 //		id := c.Params["id"].(string)
 //		...
 //		return json.Marshal(task)
 //	})
-//	runner, err := mount.New(impl, &mount.Options{Hooks: mount.Hooks{Authorize: auth}})
-//	http.Handle("/api/", httpmount.New(runner, &httpmount.Options{Prefix: "/api"}))
+//	runner, err := mount.New(impl, &mount.Options{Projection: p, Hooks: mount.Hooks{Authorize: auth}})
+//	h, err := httpmount.New(runner, nil) // the projection's routes, under /api
+//	http.Handle("/api/", h)
+//
+// Every mount built on the runner (HTTP, MCP, Agent, CLI) and the
+// realtime contracts read [Runner.Projection]; the surface manifest and the
+// exports take the same value, so they describe exactly what is served.
+//
+// # The edge
+//
+// Options.Authenticate is the one authentication hook of every transport
+// that arrives over HTTP (the HTTP mount, MCP, a realtime server given
+// realtime.Options.Edge): it turns a request's headers ([EdgeRequest]),
+// before any body byte is read, into a [Principal] with scopes, which
+// hooks and handlers read as [Call.Principal]. Transports call
+// [Runner.Authenticate]; docs/projection.md shows the shape.
 //
 // # For transport authors
 //
@@ -38,8 +54,8 @@
 //
 // # Costs
 //
-// [New] compiles every schema once (or reuses Options.Validators) and
-// derives each endpoint's wire fields, argument split and answerable codes;
+// [New] takes every endpoint's validators, wire fields, argument split and
+// answerable codes from the projection, which computed them once;
 // requests only look them up. A call allocates its [Call] and the decoded
 // values; parallel calls share nothing mutable.
 package mount

@@ -19,7 +19,7 @@ type httpEnvelope struct {
 }
 
 type httpError struct {
-	Code    string         `json:"code"`
+	Code    Code           `json:"code"`
 	Message string         `json:"message"`
 	Details map[string]any `json:"details,omitempty"`
 }
@@ -38,7 +38,7 @@ func (e *Error) HTTPEnvelope() []byte {
 
 // toolEnvelope is {"error":CODE,"details"?,"_hint"?,"retryable"?}.
 type toolEnvelope struct {
-	Error     string         `json:"error"`
+	Error     Code           `json:"error"`
 	Details   map[string]any `json:"details,omitempty"`
 	Hint      string         `json:"_hint,omitempty"`
 	Retryable bool           `json:"retryable,omitempty"`
@@ -70,7 +70,7 @@ func (e *Error) ToolEnvelope(mountHint string) []byte {
 // retryable is kept as sent.
 func ParseToolEnvelope(data []byte, reg []graph.ErrorCode) (*Error, error) {
 	var env struct {
-		Error     string         `json:"error"`
+		Error     Code           `json:"error"`
 		Details   map[string]any `json:"details"`
 		Hint      string         `json:"_hint"`
 		Retryable *bool          `json:"retryable"`
@@ -84,9 +84,9 @@ func ParseToolEnvelope(data []byte, reg []graph.ErrorCode) (*Error, error) {
 	if reg == nil {
 		reg = graph.FrameworkErrors
 	}
-	e := &Error{Code: env.Error, Status: 500, Details: env.Details, Hint: env.Hint}
+	e := &Error{Code: Code(env.Error), Status: 500, Details: env.Details, Hint: env.Hint}
 	for _, c := range reg {
-		if c.Code == env.Error {
+		if Code(c.Code) == env.Error {
 			e.Status = c.Status
 			e.Message = c.Message
 		}
@@ -104,7 +104,7 @@ func (e *Error) message() string {
 	if e.Message != "" {
 		return e.Message
 	}
-	if fe, ok := graph.FrameworkError(e.Code); ok {
+	if fe, ok := graph.FrameworkError(string(e.Code)); ok {
 		return fe.Message
 	}
 	return "Error"

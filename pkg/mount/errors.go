@@ -16,7 +16,7 @@ import (
 type Error struct {
 	// Code is a registry code: a framework code or one the contract's
 	// errors block declares.
-	Code string
+	Code Code
 	// Status is the HTTP status; 0 means the registry's status for Code
 	// (500 for a code the registry does not know).
 	Status int
@@ -36,10 +36,10 @@ type Error struct {
 
 // NewError returns an error with code and message; the status comes from the
 // registry the error is answered with.
-func NewError(code, message string) *Error { return &Error{Code: code, Message: message} }
+func NewError(code Code, message string) *Error { return &Error{Code: code, Message: message} }
 
 // Errorf is NewError with a formatted message.
-func Errorf(code, format string, args ...any) *Error {
+func Errorf(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
@@ -53,14 +53,14 @@ func (e *Error) WithCause(cause error) *Error {
 func (e *Error) Error() string {
 	msg := e.Message
 	if msg == "" {
-		if fe, ok := graph.FrameworkError(e.Code); ok {
+		if fe, ok := graph.FrameworkError(string(e.Code)); ok {
 			msg = fe.Message
 		}
 	}
 	if e.cause != nil {
 		return fmt.Sprintf("%s: %s: %v", e.Code, msg, e.cause)
 	}
-	return e.Code + ": " + msg
+	return string(e.Code) + ": " + msg
 }
 
 // Unwrap returns the cause.
@@ -89,24 +89,11 @@ func (e *Error) HTTPStatus() int {
 	if e.Status != 0 {
 		return e.Status
 	}
-	if fe, ok := graph.FrameworkError(e.Code); ok {
+	if fe, ok := graph.FrameworkError(string(e.Code)); ok {
 		return fe.Status
 	}
 	return 500
 }
-
-// Helpers for the framework codes handlers and hooks answer most. A
-// handler may answer only the codes its operation can answer
-// ([project.OperationErrors]); a hook may answer any registry code.
-
-// Unauthorized returns an UNAUTHORIZED (401) error.
-func Unauthorized(message string) *Error { return NewError("UNAUTHORIZED", message) }
-
-// Forbidden returns a FORBIDDEN (403) error.
-func Forbidden(message string) *Error { return NewError("FORBIDDEN", message) }
-
-// BadRequest returns a BAD_REQUEST (400) error.
-func BadRequest(message string) *Error { return NewError("BAD_REQUEST", message) }
 
 // RetryableStatus reports whether a status is retryable by default.
 func RetryableStatus(status int) bool {

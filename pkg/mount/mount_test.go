@@ -273,7 +273,7 @@ func TestErrorNormalisation(t *testing.T) {
 			}
 			res := r.Endpoint(s, a).Call(context.Background(), req)
 			e := res.Err
-			if e == nil || e.Code != tc.code || e.Status != tc.status || e.Message != tc.message {
+			if e == nil || string(e.Code) != tc.code || e.Status != tc.status || e.Message != tc.message {
 				t.Fatalf("got %+v, want %s %d %q", e, tc.code, tc.status, tc.message)
 			}
 			if tc.noDetail && e.Details != nil {

@@ -61,9 +61,9 @@ func (r *Runner) NativeEndpoint(def NativeDefinition) (*Endpoint, error) {
 			return nil, fmt.Errorf("mount: native %s output: %w", id.ID(), err)
 		}
 	}
-	codes := []string{"BAD_REQUEST", "VALIDATION_ERROR", "INTERNAL_SERVER_ERROR"}
+	codes := []string{string(CodeBadRequest), string(CodeValidation), string(CodeInternal)}
 	if id.Scope != "public" {
-		codes = append(codes, "UNAUTHORIZED", "FORBIDDEN")
+		codes = append(codes, string(CodeUnauthorized), string(CodeForbidden))
 	}
 	for _, c := range def.Errors {
 		if _, ok := r.registry[c]; !ok {

@@ -16,6 +16,14 @@ import (
 type Options struct {
 	// Hooks run around every call of every transport.
 	Hooks Hooks
+	// Authenticate resolves the caller of every request that arrives over
+	// HTTP — the HTTP mount, MCP, the realtime handshake — from its
+	// headers, before any body byte is read (see [Runner.Authenticate]).
+	// nil lets every request through as anonymous (no principal).
+	Authenticate Authenticator
+	// Challenge is the WWW-Authenticate value of a 401 ("Bearer" when
+	// empty), e.g. `Bearer resource_metadata="https://…"`.
+	Challenge string
 	// Logger receives the raw cause of every INTERNAL_SERVER_ERROR (and of
 	// every code a handler was not allowed to answer). nil means
 	// slog.Default().
@@ -27,9 +35,13 @@ type Options struct {
 	// MaxDepth is the deepest JSON nesting accepted in a request body or
 	// tool arguments (0 = validate.DefaultMaxDepth).
 	MaxDepth int
-	// Validators is a compiled validator set of the graph to share (for
-	// example with a realtime hub); nil means New compiles one.
-	Validators *validate.Set
+	// Projection is the graph projected once (routes, surfaces, error
+	// sets, wire fields, validators, and the presentation options such as
+	// the HTTP prefix); every mount built on the runner reads it, and the
+	// manifest and exports take the same value. It must be a projection of
+	// the implementation's graph. nil means project.New(graph, nil): no
+	// HTTP prefix.
+	Projection *project.Projection
 }
 
 // Hooks are the application's points in the pipeline. Each may be nil. A
@@ -83,25 +95,30 @@ type Hooks struct {
 // any panic become INTERNAL_SERVER_ERROR "Internal server error" with the
 // raw cause logged through Options.Logger and never sent.
 type Runner struct {
-	g         *graph.Graph
-	log       *slog.Logger
-	hooks     Hooks
-	maxDepth  int
-	registry  map[string]graph.ErrorCode
-	endpoints []*Endpoint
-	byID      map[string]*Endpoint
+	g     *graph.Graph
+	p     *project.Projection
+	log   *slog.Logger
+	hooks Hooks
+	// authenticate and challenge are Options.Authenticate and
+	// Options.Challenge.
+	authenticate Authenticator
+	challenge    string
+	maxDepth     int
+	registry     map[string]graph.ErrorCode
+	endpoints    []*Endpoint
+	byID         map[string]*Endpoint
 }
 
-// New prepares every operation and runtime tool of impl's graph: it
-// compiles (or takes from Options.Validators) the validators of their
-// schemas, reads their wire fields and argument splits, and fixes the
-// error codes each may answer. Requests never compile or derive anything.
+// New prepares every operation and runtime tool of impl's graph from its
+// projection (Options.Projection, or one New builds): the validators of
+// their schemas, their wire fields and argument splits, and the error
+// codes each may answer. Requests never compile or derive anything.
 func New(impl *Implementation, opts *Options) (*Runner, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
 	g := impl.g
-	r := &Runner{g: g, log: opts.Logger, hooks: opts.Hooks, maxDepth: opts.MaxDepth,
+	r := &Runner{g: g, log: opts.Logger, hooks: opts.Hooks, authenticate: opts.Authenticate, challenge: opts.Challenge, maxDepth: opts.MaxDepth,
 		registry: map[string]graph.ErrorCode{}, byID: map[string]*Endpoint{}}
 	if r.log == nil {
 		r.log = slog.Default()
@@ -112,13 +129,16 @@ func New(impl *Implementation, opts *Options) (*Runner, error) {
 	for _, e := range g.ErrorRegistry() {
 		r.registry[e.Code] = e
 	}
-	set := opts.Validators
-	if set == nil {
+	p := opts.Projection
+	if p == nil {
 		var err error
-		if set, err = validate.ForGraph(g); err != nil {
+		if p, err = project.New(g, nil); err != nil {
 			return nil, fmt.Errorf("mount: %w", err)
 		}
+	} else if p.Graph() != g {
+		return nil, errors.New("mount: Options.Projection is a projection of another graph than the implementation's")
 	}
+	r.p = p
 	if opts.RequireAll {
 		if un := impl.Unbound(); len(un) > 0 {
 			ids := make([]string, len(un))
@@ -128,67 +148,12 @@ func New(impl *Implementation, opts *Options) (*Runner, error) {
 			return nil, fmt.Errorf("mount: no handler for %s", strings.Join(ids, ", "))
 		}
 	}
-	validator := func(what string, d graph.Digest) (*validate.Validator, error) {
-		if d == "" {
-			return nil, nil
-		}
-		v := set.Get(d)
-		if v == nil {
-			return nil, fmt.Errorf("mount: %s: schema %s is not in the graph", what, d)
-		}
-		return v, nil
-	}
-	for _, op := range g.Operations() {
-		ep := &Endpoint{r: r, id: impl.ids[op.ID()], op: op, handler: impl.handlers[op.ID()]}
-		var err error
-		if ep.params, err = validator(op.ID()+" #params", op.Params); err != nil {
-			return nil, err
-		}
-		if ep.query, err = validator(op.ID()+" #query", op.Query); err != nil {
-			return nil, err
-		}
-		if ep.input, err = validator(op.ID()+" #input", op.Input); err != nil {
-			return nil, err
-		}
-		if ep.output, err = validator(op.ID()+" #output", op.Output); err != nil {
-			return nil, err
-		}
-		if op.Params != "" {
-			if ep.wireParams, err = project.NewWireObject(g.Schema(op.Params)); err != nil {
-				return nil, fmt.Errorf("mount: %s #params: %w", op.ID(), err)
-			}
-		}
-		if op.Query != "" {
-			if ep.wireQuery, err = project.NewWireObject(g.Schema(op.Query)); err != nil {
-				return nil, fmt.Errorf("mount: %s #query: %w", op.ID(), err)
-			}
-		}
-		if ep.split, err = project.OperationSplitter(g, op); err != nil {
-			return nil, fmt.Errorf("mount: %s: %w", op.ID(), err)
-		}
-		codes, err := project.OperationErrors(g, op)
-		if err != nil {
-			return nil, fmt.Errorf("mount: %s: %w", op.ID(), err)
-		}
-		ep.setAllowed(codes)
-		r.add(ep)
-	}
-	for i := range g.RuntimeTools {
-		rt := &g.RuntimeTools[i]
-		id := rt.Identity.Service + "." + rt.Identity.Action
-		ep := &Endpoint{r: r, id: impl.ids[id], rt: rt, handler: impl.handlers[id]}
-		var err error
-		if ep.input, err = validator("runtime tool "+rt.Name+" #input", rt.Input); err != nil {
-			return nil, err
-		}
-		if ep.output, err = validator("runtime tool "+rt.Name+" #output", rt.Output); err != nil {
-			return nil, err
-		}
-		codes, err := project.RuntimeToolErrors(g, rt)
-		if err != nil {
-			return nil, fmt.Errorf("mount: runtime tool %s: %w", rt.Name, err)
-		}
-		ep.setAllowed(codes)
+	for _, pe := range p.Endpoints() {
+		id := pe.ID()
+		ep := &Endpoint{r: r, id: impl.ids[id], op: pe.Op, rt: pe.Runtime, handler: impl.handlers[id],
+			params: pe.Params, query: pe.Query, input: pe.Input, output: pe.Output,
+			wireParams: pe.WireParams, wireQuery: pe.WireQuery, split: pe.Split}
+		ep.setAllowed(pe.Errors)
 		r.add(ep)
 	}
 	return r, nil
@@ -201,6 +166,10 @@ func (r *Runner) add(ep *Endpoint) {
 
 // Graph returns the graph the runner serves.
 func (r *Runner) Graph() *graph.Graph { return r.g }
+
+// Projection returns the projection the runner serves: every mount built
+// on the runner takes its routes, surfaces and options from it.
+func (r *Runner) Projection() *project.Projection { return r.p }
 
 // Endpoint returns the prepared operation or runtime tool whose identity
 // is service.action, or nil.
@@ -237,7 +206,7 @@ const (
 
 // internalError is the one INTERNAL_SERVER_ERROR a caller ever sees.
 func internalError() *Error {
-	return &Error{Code: "INTERNAL_SERVER_ERROR", Status: 500, Message: "Internal server error"}
+	return &Error{Code: CodeInternal, Status: 500, Message: "Internal server error"}
 }
 
 func (r *Runner) normalize(ctx context.Context, ep *Endpoint, from origin, err error) *Error {
@@ -249,16 +218,19 @@ func (r *Runner) normalize(ctx context.Context, ep *Endpoint, from origin, err e
 		r.logInternal(ctx, ep, "unexpected error", err)
 		return internalError()
 	}
-	reg, known := r.registry[e.Code]
+	reg, known := r.registry[string(e.Code)]
 	if !known {
 		r.logInternal(ctx, ep, "error code not in the registry", err)
 		return internalError()
 	}
-	if from == fromHandler && ep != nil && !ep.allowed[e.Code] {
+	// NOT_IMPLEMENTED is a handler's own answer for a method it has not
+	// written yet (a generated Unimplemented… default): it says nothing
+	// about the operation's domain, so it needs no declaration.
+	if from == fromHandler && ep != nil && !ep.allowed[string(e.Code)] && e.Code != CodeNotImplemented {
 		r.logInternal(ctx, ep, "handler answered a code its operation does not declare (add it to the operation's errors)", err)
 		return internalError()
 	}
-	if e.Code == "INTERNAL_SERVER_ERROR" {
+	if e.Code == CodeInternal {
 		if e.cause != nil || e.Message != "" && e.Message != reg.Message {
 			r.logInternal(ctx, ep, "internal error", err)
 		}
@@ -269,9 +241,11 @@ func (r *Runner) normalize(ctx context.Context, ep *Endpoint, from origin, err e
 	if out.Message == "" {
 		out.Message = reg.Message
 	}
-	if e.Code == "REALTIME_CONTRACT_VIOLATION" {
-		// Says which side broke the contract and how: for logs only.
-		r.logInternal(ctx, ep, "realtime contract violation", err)
+	if opaque(e.Code) {
+		// The registry marks the code's message and details as the
+		// server's own business (which side broke a realtime contract,
+		// and how): for logs only.
+		r.logInternal(ctx, ep, strings.ToLower(reg.Message), err)
 		out.Message, out.Details = reg.Message, nil
 	}
 	return out

@@ -115,6 +115,19 @@ func (f *flattener) flatten(node map[string]any) (map[string]any, string) {
 		}
 	}
 	discProp := map[string]any{"type": "string", "enum": all}
+	bools := 0
+	for _, p := range branchProps(branches, disc) {
+		if _, ok := p.(map[string]any)["const"].(bool); ok {
+			bools++
+		}
+	}
+	switch bools {
+	case 0:
+	case len(branches):
+		discProp = map[string]any{"type": "boolean"}
+	default:
+		return nil, "its discriminator " + disc + " is a bool in some branches and a string in others"
+	}
 	if d, ok := agreedDescription(branchProps(branches, disc)); ok {
 		discProp["description"] = d
 	}
@@ -314,6 +327,11 @@ func stringValues(s any) ([]string, bool) {
 		return nil, false
 	}
 	if c, ok := m["const"]; ok {
+		if b, ok := c.(bool); ok {
+			// A bool-driven conditional (ship: *false | bool, if
+			// ship {address!: …}) is a union told apart by a bool.
+			return []string{fmt.Sprint(b)}, true
+		}
 		str, ok := c.(string)
 		return []string{str}, ok
 	}

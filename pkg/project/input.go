@@ -119,7 +119,11 @@ func mergeParts(ps []part) (any, error) {
 		}
 		out = merged
 	default:
-		out = map[string]any{"allOf": bodies}
+		if u, ok := distributeUnion(ps, bodies, defsRoot); ok {
+			out = u
+		} else {
+			out = map[string]any{"allOf": bodies}
+		}
 	}
 	if _, typed := out["type"]; !typed {
 		// Tool arguments are always one JSON object (the runner refuses
@@ -275,8 +279,109 @@ func pruneDefs(body map[string]any, defs map[string]any, candidates []string) {
 	}
 }
 
+// objectFalse writes every bare false sub-schema of an advertised
+// document as {"not": {}} (the same meaning), but under
+// additionalProperties, where false is the form every client and
+// provider knows: a client may not accept a boolean schema elsewhere (the
+// MCP Inspector's --strict check refuses "year": false, the translation
+// of a field that must be absent).
+func objectFalse(doc any) any {
+	found := false
+	schematree.Walk(doc, func(_ string, c schematree.Child) bool {
+		if c.Schema == false && c.Keyword != "additionalProperties" {
+			found = true
+		}
+		return !found
+	})
+	if !found {
+		return doc
+	}
+	doc = schematree.Clone(doc)
+	var walk func(s any)
+	walk = func(s any) {
+		schematree.MapChildren(s, func(c schematree.Child) any {
+			if c.Schema == false && c.Keyword != "additionalProperties" {
+				return map[string]any{"not": map[string]any{}}
+			}
+			walk(c.Schema)
+			return c.Schema
+		})
+	}
+	walk(doc)
+	return doc
+}
+
 // schemaDialect is stamped once on every advertised input.
 const schemaDialect = "https://json-schema.org/draft/2020-12/schema"
+
+// distributeUnion merges plain object parts into each variant of the one
+// part that is a union of object variants (#params {id} beside an #input
+// with a conditional field): anyOf of the merged objects. allOf of the
+// parts would be unsatisfiable when they are closed — each part refuses
+// the other's properties — although the arguments are one flat object
+// holding both. ok is false for any other shape (or a merge conflict).
+func distributeUnion(ps []part, bodies []any, defsRoot any) (map[string]any, bool) {
+	at, key := -1, ""
+	for i, b := range bodies {
+		if isPlainObject(b) {
+			continue
+		}
+		m, isMap := b.(map[string]any)
+		if !isMap || at >= 0 {
+			return nil, false
+		}
+		for _, k := range []string{"anyOf", "oneOf"} {
+			if _, has := m[k]; has {
+				key = k
+			}
+		}
+		if key == "" {
+			return nil, false
+		}
+		for k := range m {
+			if k != key && k != "type" && k != "description" && k != "title" {
+				return nil, false
+			}
+		}
+		if t, typed := m["type"]; typed && t != "object" {
+			return nil, false
+		}
+		at = i
+	}
+	if at < 0 {
+		return nil, false
+	}
+	u := bodies[at].(map[string]any)
+	variants, _ := u[key].([]any)
+	if len(variants) == 0 {
+		return nil, false
+	}
+	merged := make([]any, 0, len(variants))
+	for _, v := range variants {
+		vm, isMap := v.(map[string]any)
+		if !isMap {
+			return nil, false
+		}
+		vm, _ = inlineRootRef(schematree.Clone(vm).(map[string]any), defsRoot)
+		if !isPlainObject(vm) {
+			return nil, false
+		}
+		bs := slices.Clone(bodies)
+		bs[at] = vm
+		m, err := mergeObjects(ps, bs)
+		if err != nil {
+			return nil, false
+		}
+		merged = append(merged, m)
+	}
+	out := map[string]any{key: merged}
+	for _, k := range []string{"title", "description"} {
+		if v, ok := u[k]; ok {
+			out[k] = v
+		}
+	}
+	return out, true
+}
 
 func allObjects(bodies []any) bool {
 	for _, b := range bodies {

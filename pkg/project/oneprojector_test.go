@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"stitchkit.dev/stitchkit/pkg/graph"
 )
 
 // DESIGN §1 invariant 1: one projector. Mounts, the manifest, exporters and
@@ -189,5 +192,127 @@ func TestOneProjectorCatchesBypasses(t *testing.T) {
 	// The compiler's exceptions silence only the rules they name.
 	if got := bypasses(fset, f, true, true); len(got) != 4 {
 		t.Errorf("with compiler exceptions: %q", got)
+	}
+}
+
+// DESIGN §1 invariant 7: projected once. Routes, tool surfaces, realtime
+// rows, error sets, argument splits and wire fields are derived by
+// [New], once per projection; every mount, the manifest, the exports and
+// the drivers read the [Projection]. TestProjectedOnce scans every non-test
+// Go file of the module outside pkg/project and fails on a call of a
+// derivation. Two packages may call them: pkg/check (`stitch vet`, which
+// reports each derivation's problems, positioned, on graphs that do not
+// project) and pkg/review (which compares two graphs and serves neither).
+// testdata/bypass/rederive.go is the negative fixture proving the rule
+// fires.
+
+// derivations are the functions New calls; nothing else may.
+var derivations = []string{"HTTPRoutes", "RouteTable", "ToolSurfaces", "RealtimeTopology",
+	"OperationErrors", "RuntimeToolErrors", "OperationSplitter", "SplitArgs", "NewWireObject"}
+
+// rederivations reports calls of a derivation in one Go file.
+func rederivations(fset *token.FileSet, f *ast.File) []string {
+	projectName := ""
+	for _, imp := range f.Imports {
+		if path, _ := strconv.Unquote(imp.Path.Value); path == projectImport {
+			projectName = "project"
+			if imp.Name != nil {
+				projectName = imp.Name.Name
+			}
+		}
+	}
+	if projectName == "" {
+		return nil
+	}
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		if id, ok := sel.X.(*ast.Ident); ok && id.Name == projectName && slices.Contains(derivations, sel.Sel.Name) {
+			p := fset.Position(sel.Pos())
+			out = append(out, fmt.Sprintf("%s:%d: project.%s re-derives what the projection holds: read it from the one project.Projection (runner.Projection())", p.Filename, p.Line, sel.Sel.Name))
+		}
+		return true
+	})
+	return out
+}
+
+func TestProjectedOnce(t *testing.T) {
+	root := moduleRoot(t)
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			name := d.Name()
+			if path != root && (name == "testdata" || name == "vendor" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") ||
+				rel == "pkg/project" || rel == "pkg/check" || rel == "pkg/review") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, r := range rederivations(fset, f) {
+			t.Error(r)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestProjectedOnceCatchesRederivations(t *testing.T) {
+	fset := token.NewFileSet()
+	path := filepath.Join("testdata", "bypass", "rederive.go")
+	f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got []int
+	for _, cg := range f.Comments {
+		for _, c := range cg.List {
+			if strings.HasPrefix(c.Text, "// want:") {
+				want = append(want, fset.Position(c.Pos()).Line)
+			}
+		}
+	}
+	for _, r := range rederivations(fset, f) {
+		n, _ := strconv.Atoi(strings.Split(r, ":")[1])
+		got = append(got, n)
+	}
+	if len(want) != 7 || !slices.Equal(got, want) {
+		t.Errorf("reported lines %v, marked lines %v", got, want)
+	}
+}
+
+// TestNewDerivesOnce: one projection derives its routes, tool surfaces and
+// realtime rows exactly once each, and reading them does not derive again.
+func TestNewDerivesOnce(t *testing.T) {
+	counts := map[string]int{}
+	deriveHook = func(what string) { counts[what]++ }
+	defer func() { deriveHook = nil }()
+	g := tasksGraph(t)
+	g.Errors = []graph.ErrorCode{{Code: "TASK_NOT_FOUND", Status: 404, Message: "Task not found"}}
+	p, err := New(g, &Options{HTTPPrefix: "/api"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		_, _, _ = p.Routes(), p.Tools(), p.Realtime()
+	}
+	if want := map[string]int{"routes": 1, "tools": 1, "realtime": 1}; !maps.Equal(counts, want) {
+		t.Errorf("derivations = %v, want %v", counts, want)
 	}
 }

@@ -46,6 +46,7 @@ var (
 // event. A missing args schema, an ack digest the graph does not hold, and a
 // duplicated contract or event name are errors, all collected.
 func RealtimeTopology(g *graph.Graph) (*Realtime, error) {
+	derived("realtime")
 	rt := &Realtime{Contracts: []string{}, Events: []RealtimeEvent{}}
 	var errs []error
 	contracts := slices.Clone(g.Realtime)

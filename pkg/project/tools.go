@@ -291,6 +291,7 @@ func (t *Tool) node() string {
 // every problem as a structured *[Error] (kind, surface, pattern, tool name,
 // graph nodes), and the returned Tools is then nil.
 func ToolSurfaces(g *graph.Graph) (*Tools, error) {
+	derived("tools")
 	p := &preparer{g: g, inputs: map[inputKey]*prepared{}, docs: map[docKey]*builtDoc{}, trees: map[graph.Digest]any{}}
 	var surfaces []Surface
 	mcp := g.Surfaces.MCP
@@ -514,6 +515,7 @@ func buildDoc(g *graph.Graph, c candidate, flatten, strict bool, trees map[graph
 	if strict {
 		doc = strictSchema(doc)
 	}
+	doc = objectFalse(doc)
 	d.bytes, d.digest, d.err = graph.SchemaDigest(doc)
 	d.tree, d.args = doc, args
 	return d

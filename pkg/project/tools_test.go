@@ -272,13 +272,20 @@ func TestAdvertisedInputNonObjectUsesAllOf(t *testing.T) {
 	if ts.Surface(graph.MCP, "").Tool("complete_task") != nil {
 		t.Error("a non-object MCP input was kept under skip")
 	}
+	// The params object is distributed into each variant: allOf of a
+	// closed params object and the variants would admit nothing.
 	in := decode(t, ts.Surface(graph.AGENT, "").Tool("complete_task").Input)
-	all, ok := in["allOf"].([]any)
-	if !ok || len(all) != 2 {
-		t.Fatalf("non-object input not merged with allOf: %v", in)
+	variants, ok := in["oneOf"].([]any)
+	if !ok || len(variants) != 2 {
+		t.Fatalf("union input not distributed into its variants: %v", in)
+	}
+	for _, v := range variants {
+		if props, _ := v.(map[string]any)["properties"].(map[string]any); props["id"] == nil {
+			t.Errorf("variant without the path parameter id: %v", v)
+		}
 	}
 	if _, ok := in["$defs"].(map[string]any)["input__X"]; !ok {
-		t.Errorf("$defs not hoisted out of allOf: %v", in)
+		t.Errorf("$defs not hoisted out of the union: %v", in)
 	}
 }
 

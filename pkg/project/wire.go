@@ -337,6 +337,12 @@ func (a ArgSplitter) Part(key string) Part {
 	return PartInput
 }
 
+// Split sorts flat tool arguments into params, query and input by
+// [ArgSplitter.Part]; a part with no argument is nil.
+func (a ArgSplitter) Split(args map[string]json.RawMessage) (params, query, input map[string]json.RawMessage) {
+	return a.s.split(args)
+}
+
 // Splitter returns the splitter of a prepared tool.
 func (t *Tool) Splitter() ArgSplitter { return ArgSplitter{t.args} }
 

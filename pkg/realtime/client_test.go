@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -117,7 +118,7 @@ func TestClientInbound(t *testing.T) {
 	}
 
 	writeText(t, ws, `{"type":"event","event":"message","args":[{"text":"hi","from":"s"}]}`)
-	if g := <-got; g != `[{"from":"s","text":"hi"}]` {
+	if g := recv(t, got, "the message handler"); g != `[{"from":"s","text":"hi"}]` {
 		t.Fatalf("args %s", g)
 	}
 	writeText(t, ws, `{"type":"event","id":1,"event":"confirm","args":[{"question":"ok?"}]}`)
@@ -162,7 +163,7 @@ func TestClientInbound(t *testing.T) {
 	if got := closeCode(t, ws); got != realtime.CloseProtocolError {
 		t.Fatalf("close %d", got)
 	}
-	<-cl.Done()
+	recv(t, cl.Done(), "the client to end")
 	if cl.Connected() {
 		t.Fatal("still connected")
 	}
@@ -228,7 +229,7 @@ func TestClientRequest(t *testing.T) {
 		if me := mustCode(t, err, realtime.CodeRequestDisconnect); me.Details["sent"] != true {
 			t.Fatalf("%v", me.Details)
 		}
-		if up := <-changes; up {
+		if up := recv(t, changes, "a connection change"); up {
 			t.Fatal("connection change true")
 		}
 	})
@@ -293,7 +294,7 @@ func TestDialRefusesServerWithoutSubprotocol(t *testing.T) {
 // rejected-by-peer.
 func TestClientAgainstStricterServer(t *testing.T) {
 	strict := compileCUE(t, "testdata/chatstrict/chat.cue") // chat.cue with strings.MaxRunes(3)
-	sc, err := realtime.NewContract(strict, "chat", nil)
+	sc, err := realtime.NewContract(projecttest.New(t, strict, nil), "chat")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +338,7 @@ func TestClientCloseBounded(t *testing.T) {
 		if tc, ok := ws.NetConn().(*net.TCPConn); ok {
 			_ = tc.SetReadBuffer(4 << 10)
 		}
-		<-stop // never reads, never answers the close frame
+		<-stop // never reads, never answers the close frame (the deferred close(stop) ends it)
 	}))
 	defer hs.Close()
 	small := &websocket.Dialer{NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -389,5 +390,5 @@ func TestClientCloseBounded(t *testing.T) {
 	default:
 		t.Fatal("Close returned before the connection ended")
 	}
-	mustCode(t, <-emitted, realtime.CodeRequestDisconnect) // the stuck write failed with the connection
+	mustCode(t, recv(t, emitted, "the stuck emit to fail"), realtime.CodeRequestDisconnect) // the stuck write failed with the connection
 }

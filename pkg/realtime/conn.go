@@ -31,14 +31,24 @@ type Conn[I any] struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	lastSeen atomic.Int64 // unix nanoseconds of the last frame or pong
+	// waiting says that a sweep has claimed the connection but not yet
+	// reached it: frames queued meanwhile wait for the server, not for
+	// this client, so they do not count against SendQueue (the sweep
+	// hands the connection a writer of its own within a tick of stalling).
+	waiting atomic.Bool
 	// deadlineSet says that the gorilla connection carries a write
 	// deadline (writeLoop sets one per frame; a sweep's writes carry
 	// none). Only the connection's current writer touches it.
 	deadlineSet bool
 
-	mu          sync.Mutex
-	cond        sync.Cond // signals inbox space (L = &mu)
-	queue       []outFrame
+	mu    sync.Mutex
+	cond  sync.Cond // signals inbox space (L = &mu)
+	queue []outFrame
+	// grace counts the frames at the head of queue that were queued while
+	// a sweep had claimed the connection but not reached it (waiting):
+	// the server's delay, not the client's, so they do not count against
+	// SendQueue.
+	grace       int
 	writing     bool
 	closing     bool // a close frame is queued: no more frames are accepted
 	closed      bool // torn down
@@ -275,7 +285,7 @@ func (c *Conn[I]) enqueueLocked(f outFrame) error {
 	if c.closed || c.closing {
 		return errConnClosed
 	}
-	if len(c.queue) >= c.srv.opts.SendQueue {
+	if n := len(c.queue); n-c.grace >= c.srv.opts.SendQueue && !c.waiting.Load() || n >= waitingQueueFactor*c.srv.opts.SendQueue {
 		c.srv.stats.slow.Add(1)
 		c.startCloseLocked(c.srv.opts.SlowConsumerCode, "slow consumer", true)
 		return errSlow
@@ -287,6 +297,9 @@ func (c *Conn[I]) enqueueLocked(f outFrame) error {
 		c.srv.wg.Add(1)
 		go c.writeLoop(f)
 		return nil
+	}
+	if c.waiting.Load() {
+		c.grace++
 	}
 	c.queue = append(c.queue, f)
 	return nil
@@ -303,6 +316,7 @@ func (c *Conn[I]) claimOrQueue(pm *websocket.PreparedMessage) bool {
 	c.mu.Lock()
 	if !c.writing && !c.closed && !c.closing {
 		c.writing = true
+		c.waiting.Store(true)
 		c.mu.Unlock()
 		return true
 	}
@@ -334,6 +348,19 @@ func (c *Conn[I]) writeClaimed(pm *websocket.PreparedMessage) {
 	c.mu.Unlock()
 }
 
+// waitingQueueFactor bounds the frames a connection a sweep has claimed
+// but not reached may queue, as a multiple of SendQueue: they are the
+// server's delay, not the client's, but memory stays bounded.
+const waitingQueueFactor = 16
+
+// handoff gives a claimed connection the sweep has not reached a writer
+// of its own, which writes pm and then what queued meanwhile.
+func (c *Conn[I]) handoff(pm *websocket.PreparedMessage) {
+	c.waiting.Store(false)
+	c.srv.wg.Add(1) // the sweep holds a count: it is above zero
+	go c.writeLoop(outFrame{pm: pm})
+}
+
 // writeExpired ends a claimed write that has outlived the write timeout,
 // as an expired socket deadline would: the network connection is closed,
 // the write fails, and the reader tears the connection down.
@@ -346,6 +373,7 @@ func (c *Conn[I]) writeFailedLocked() {
 	c.writing = false
 	clear(c.queue)
 	c.queue = nil
+	c.grace = 0
 	c.closing = true
 }
 
@@ -373,6 +401,7 @@ func (c *Conn[I]) startCloseLocked(code int, text string, drop bool) {
 	if drop {
 		clear(c.queue)
 		c.queue = c.queue[:0]
+		c.grace = 0
 	}
 	if len(text) > 123 { // a close frame's payload is at most 125 bytes
 		text = text[:123]
@@ -404,12 +433,16 @@ func (c *Conn[I]) writeLoop(first outFrame) {
 			if len(c.queue) == 0 || c.closed {
 				c.writing = false
 				c.queue = nil
+				c.grace = 0
 				c.mu.Unlock()
 				return
 			}
 			f = c.queue[0]
 			c.queue[0] = outFrame{}
 			c.queue = c.queue[1:]
+			if c.grace > 0 {
+				c.grace--
+			}
 			c.mu.Unlock()
 		}
 
@@ -442,6 +475,7 @@ func (c *Conn[I]) writeLoop(first outFrame) {
 			c.writing = false
 			clear(c.queue)
 			c.queue = nil
+			c.grace = 0
 			c.closing = true
 			c.mu.Unlock()
 			return

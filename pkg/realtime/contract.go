@@ -37,30 +37,31 @@ type eventExample struct {
 	Ack  json.RawMessage `json:"ack,omitempty"`
 }
 
-// NewContract prepares the realtime contract called name in g. Events come
-// from [project.RealtimeTopology], the projection the manifest and the
-// AsyncAPI export use. set holds g's compiled validators
-// ([validate.ForGraph]); nil compiles only this contract's schemas.
-func NewContract(g *graph.Graph, name string, set *validate.Set) (*Contract, error) {
-	topo, err := project.RealtimeTopology(g)
-	if err != nil {
-		return nil, fmt.Errorf("realtime: %w", err)
+// NewContract prepares the realtime contract called name of the graph p
+// projects. Events and their compiled validators come from the projection
+// ([project.Projection.Realtime], [project.Projection.Validators]), the
+// same value the manifest and the AsyncAPI export read.
+func NewContract(p *project.Projection, name string) (*Contract, error) {
+	if p == nil {
+		return nil, errors.New("realtime: nil projection")
 	}
+	topo, set := p.Realtime(), p.Validators()
 	if !slices.Contains(topo.Contracts, name) {
 		return nil, fmt.Errorf("realtime: the graph has no realtime contract %q (it has: %s)", name, listOrNone(topo.Contracts))
 	}
 	c := &Contract{name: name, s2c: map[string]*eventSpec{}, c2s: map[string]*eventSpec{}, maxDepth: validate.DefaultMaxDepth}
-	examples := graphExamples(g, name)
+	examples := graphExamples(p.Graph(), name)
 	for _, ev := range topo.Events {
 		if ev.Contract != name {
 			continue
 		}
 		spec := &eventSpec{name: ev.Event, direction: ev.Direction, examples: examples[ev.Direction+"."+ev.Event]}
-		if spec.args, err = validator(set, ev.ArgsDigest, ev.Args); err != nil {
+		var err error
+		if spec.args, err = validator(set, ev.ArgsDigest); err != nil {
 			return nil, fmt.Errorf("realtime: %s.%s.%s args: %w", name, ev.Direction, ev.Event, err)
 		}
 		if ev.Ack != nil {
-			if spec.ack, err = validator(set, ev.AckDigest, ev.Ack); err != nil {
+			if spec.ack, err = validator(set, ev.AckDigest); err != nil {
 				return nil, fmt.Errorf("realtime: %s.%s.%s ack: %w", name, ev.Direction, ev.Event, err)
 			}
 		}
@@ -73,20 +74,15 @@ func NewContract(g *graph.Graph, name string, set *validate.Set) (*Contract, err
 	return c, nil
 }
 
-// Contracts prepares every realtime contract of g, sorted by name.
-func Contracts(g *graph.Graph, set *validate.Set) ([]*Contract, error) {
-	topo, err := project.RealtimeTopology(g)
-	if err != nil {
-		return nil, fmt.Errorf("realtime: %w", err)
+// Contracts prepares every realtime contract of the projection, sorted by
+// name.
+func Contracts(p *project.Projection) ([]*Contract, error) {
+	if p == nil {
+		return nil, errors.New("realtime: nil projection")
 	}
-	if set == nil {
-		if set, err = validate.ForGraph(g); err != nil {
-			return nil, fmt.Errorf("realtime: %w", err)
-		}
-	}
-	out := make([]*Contract, 0, len(topo.Contracts))
-	for _, name := range topo.Contracts {
-		c, err := NewContract(g, name, set)
+	out := make([]*Contract, 0, len(p.Realtime().Contracts))
+	for _, name := range p.Realtime().Contracts {
+		c, err := NewContract(p, name)
 		if err != nil {
 			return nil, err
 		}
@@ -95,11 +91,11 @@ func Contracts(g *graph.Graph, set *validate.Set) ([]*Contract, error) {
 	return out, nil
 }
 
-func validator(set *validate.Set, d graph.Digest, schema json.RawMessage) (*validate.Validator, error) {
+func validator(set *validate.Set, d graph.Digest) (*validate.Validator, error) {
 	if v := set.Get(d); v != nil {
 		return v, nil
 	}
-	return validate.Compile(schema)
+	return nil, fmt.Errorf("schema %s is not in the graph", d)
 }
 
 func graphExamples(g *graph.Graph, contract string) map[string][]eventExample {

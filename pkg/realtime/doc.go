@@ -5,8 +5,9 @@
 //
 // A server per contract:
 //
-//	g, _ := graph.Load(graphJSON)                 // or compile.Compile at build time
-//	board, _ := realtime.NewContract(g, "board", nil)
+//	g, _ := graph.Load(graphJSON)                 // or check.Compile at build time
+//	p, _ := project.New(g, nil)                   // the one projection (a runner's: runner.Projection())
+//	board, _ := realtime.NewContract(p, "board")
 //	srv, _ := realtime.NewServer(board, &realtime.Options[User]{
 //		Handshake: authenticate,                  // *http.Request → (User, error)
 //		Broker:    natsBroker,                    // nil: in-process

@@ -11,6 +11,7 @@ import (
 
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/mount"
+	"stitchkit.dev/stitchkit/pkg/project"
 	"stitchkit.dev/stitchkit/pkg/realtime"
 )
 
@@ -33,7 +34,12 @@ func exampleGraph() *graph.Graph {
 // the server puts it in the board's room and pushes a change to the room.
 func ExampleNewServer() {
 	ctx := context.Background()
-	board, err := realtime.NewContract(exampleGraph(), "board", nil)
+	proj, err := project.New(exampleGraph(), nil) // the one projection
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	board, err := realtime.NewContract(proj, "board")
 	if err != nil {
 		panic(err)
 	}
@@ -99,7 +105,12 @@ func (l *loopback) SendWithAck(_ context.Context, event string, args json.RawMes
 // a peer that answers watch with an acknowledgement the contract does not
 // allow, which the binding reports and refuses.
 func ExampleBind() {
-	board, err := realtime.NewContract(exampleGraph(), "board", nil)
+	proj, err := project.New(exampleGraph(), nil) // the one projection
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	board, err := realtime.NewContract(proj, "board")
 	if err != nil {
 		panic(err)
 	}
@@ -125,14 +136,19 @@ func ExampleBind() {
 func ExampleServeExamples() {
 	ctx := context.Background()
 	g := exampleGraph()
-	mux, err := realtime.ServeExamples(g, nil, "/realtime", nil)
+	proj, err := project.New(g, nil) // the one projection
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	mux, err := realtime.ServeExamples(proj, "/realtime", nil)
 	if err != nil {
 		panic(err)
 	}
 	hs := httptest.NewServer(mux)
 	defer hs.Close()
 	defer mux.Shutdown(ctx)
-	board, _ := realtime.NewContract(g, "board", nil)
+	board, _ := realtime.NewContract(proj, "board")
 	cl, err := realtime.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http")+mux.Path("board"), board, nil)
 	if err != nil {
 		panic(err)

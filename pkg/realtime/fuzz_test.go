@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,7 +58,7 @@ func FuzzServerFrames(f *testing.F) {
 	f.Add([]byte(`{"type":"event","event":"typing","args":[true]}`), true)
 
 	g := compileCUE(f, "testdata/chat/chat.cue")
-	c, err := realtime.NewContract(g, "chat", nil)
+	c, err := realtime.NewContract(projecttest.New(f, g, nil), "chat")
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -17,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"stitchkit.dev/stitchkit/internal/graphfixture"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/mount"
 	"stitchkit.dev/stitchkit/pkg/realtime"
@@ -35,7 +38,7 @@ func compileCUE(t testing.TB, path string) *graph.Graph {
 
 func chatContract(t testing.TB) *realtime.Contract {
 	t.Helper()
-	c, err := realtime.NewContract(compileCUE(t, "testdata/chat/chat.cue"), "chat", nil)
+	c, err := realtime.NewContract(projecttest.New(t, compileCUE(t, "testdata/chat/chat.cue"), nil), "chat")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,6 +55,9 @@ type harness struct {
 	errs chan error
 	// calls counts handler invocations per event.
 	calls sync.Map // event → *atomic.Int64
+	// sockBuf, when not 0, is the kernel send and receive buffer size of
+	// both ends of every connection (see newHarnessSockBuf).
+	sockBuf int
 }
 
 // newHarness starts a server for c; configure may set options and
@@ -59,7 +65,18 @@ type harness struct {
 // counted.
 func newHarness(t testing.TB, c *realtime.Contract, opts *realtime.Options[string]) *harness {
 	t.Helper()
-	h := &harness{t: t, rej: make(chan realtime.Rejection, 1024), errs: make(chan error, 1024)}
+	return newHarnessSockBuf(t, c, opts, 0)
+}
+
+// newHarnessSockBuf is newHarness whose connections, server end (every
+// accepted socket) and raw client end alike, have kernel socket buffers of
+// sockBuf bytes (0: the system's, which on loopback grow to megabytes).
+// A test that must fill the socket buffers then does so with a payload of
+// a few hundred KiB, not tens of MiB: the same property at a cost that
+// does not depend on the machine's speed.
+func newHarnessSockBuf(t testing.TB, c *realtime.Contract, opts *realtime.Options[string], sockBuf int) *harness {
+	t.Helper()
+	h := &harness{t: t, rej: make(chan realtime.Rejection, 1024), errs: make(chan error, 1024), sockBuf: sockBuf}
 	var o realtime.Options[string]
 	if opts != nil {
 		o = *opts
@@ -90,7 +107,11 @@ func newHarness(t testing.TB, c *realtime.Contract, opts *realtime.Options[strin
 	h.srv = srv
 	mux := http.NewServeMux()
 	mux.Handle("/realtime/chat", srv)
-	h.hs = httptest.NewServer(mux)
+	h.hs = httptest.NewUnstartedServer(mux)
+	if sockBuf > 0 {
+		h.hs.Listener = sockBufListener{h.hs.Listener, sockBuf}
+	}
+	h.hs.Start()
 	h.url = "ws" + strings.TrimPrefix(h.hs.URL, "http") + "/realtime/chat"
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -143,12 +164,64 @@ func (h *harness) dial(t testing.TB, c *realtime.Contract, opts *realtime.DialOp
 func (h *harness) raw(t testing.TB) *websocket.Conn {
 	t.Helper()
 	d := websocket.Dialer{Subprotocols: []string{realtime.Subprotocol}, HandshakeTimeout: 5 * time.Second}
+	if h.sockBuf > 0 {
+		d.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return c, setSockBuf(c, h.sockBuf)
+		}
+	}
 	ws, _, err := d.Dial(h.url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ws.Close() })
 	return ws
+}
+
+// sockBufListener sets the socket buffers of each connection it accepts.
+type sockBufListener struct {
+	net.Listener
+	size int
+}
+
+func (l sockBufListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	if err := setSockBuf(c, l.size); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func setSockBuf(c net.Conn, size int) error {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return fmt.Errorf("not a TCP connection: %T", c)
+	}
+	if err := tc.SetReadBuffer(size); err != nil {
+		return err
+	}
+	return tc.SetWriteBuffer(size)
+}
+
+// recv returns the next value from ch, or fails the test, naming what it
+// waited for, after 10 s (what it waits for takes milliseconds).
+func recv[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("waited 10s for %s", what)
+	}
+	var zero T
+	return zero
 }
 
 // nextRejection waits for a reported rejection.
@@ -214,7 +287,7 @@ func closeCode(t testing.TB, ws *websocket.Conn) int {
 	}
 }
 
-func mustCode(t testing.TB, err error, code string) *mount.Error {
+func mustCode(t testing.TB, err error, code mount.Code) *mount.Error {
 	t.Helper()
 	me, ok := mount.AsError(err)
 	if !ok {

@@ -26,11 +26,11 @@ func writeHTTPError(w http.ResponseWriter, e *mount.Error) {
 	_, _ = w.Write(body)
 }
 
-func registryMessage(code string) string {
-	if fe, ok := graph.FrameworkError(code); ok {
+func registryMessage(code mount.Code) string {
+	if fe, ok := graph.FrameworkError(string(code)); ok {
 		return fe.Message
 	}
-	return code
+	return string(code)
 }
 
 // handshakeError reads the error envelope of a refused handshake into a
@@ -38,7 +38,7 @@ func registryMessage(code string) string {
 func handshakeError(status int, body []byte) *mount.Error {
 	var env struct {
 		Error struct {
-			Code    string         `json:"code"`
+			Code    mount.Code     `json:"code"`
 			Message string         `json:"message"`
 			Details map[string]any `json:"details"`
 			Hint    string         `json:"hint"`
@@ -52,16 +52,16 @@ func handshakeError(status int, body []byte) *mount.Error {
 }
 
 // codeForStatus picks the framework code of a bare HTTP status.
-func codeForStatus(status int) string {
+func codeForStatus(status int) mount.Code {
 	for _, fe := range graph.FrameworkErrors {
 		if fe.Status == status && !isRealtimeCode(fe.Code) {
-			return fe.Code
+			return mount.Code(fe.Code)
 		}
 	}
 	if status >= 500 {
 		return codeInternal
 	}
-	return "BAD_REQUEST"
+	return mount.CodeBadRequest
 }
 
 func isRealtimeCode(code string) bool { return len(code) > 9 && code[:9] == "REALTIME_" }

@@ -27,7 +27,7 @@ func JSHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
-			writeHTTPError(w, mount.NewError("METHOD_NOT_ALLOWED", ""))
+			writeHTTPError(w, mount.NewError(mount.CodeMethodNotAllowed, ""))
 			return
 		}
 		h := w.Header()

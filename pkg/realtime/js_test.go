@@ -76,7 +76,7 @@ func TestJSClient(t *testing.T) {
 				ack, err := c.Request(context.Background(), 2*time.Second, "confirm", map[string]any{"question": question})
 				if err != nil {
 					me, _ := mount.AsError(err)
-					report("error:" + me.Code)
+					report("error:" + string(me.Code))
 					return
 				}
 				var v struct{ Answer string }
@@ -92,7 +92,7 @@ func TestJSClient(t *testing.T) {
 		case "bad-ask":
 			ask("bad?")
 		case "slow":
-			<-slow
+			<-slow // a handler held by the test; released by "release-slow" or the cleanup
 		case "release-slow":
 			releaseSlow.Do(func() { close(slow) })
 		case "hang":
@@ -119,7 +119,7 @@ func TestJSClient(t *testing.T) {
 	// What the server reported while node drove it.
 	var keys []string
 	for len(h.rej) > 0 {
-		keys = append(keys, rejectionKey(<-h.rej))
+		keys = append(keys, rejectionKey(<-h.rej)) // len > 0: never blocks
 	}
 	want := []string{
 		"server-inbound/arguments/invalid-arguments/peer",
@@ -148,7 +148,7 @@ func TestJSClientClose(t *testing.T) {
 		}
 		switch m.Text {
 		case "stall":
-			<-release
+			<-release // a handler held by the test; released at the latest by its cleanup
 		case "release":
 			once.Do(func() { close(release) })
 		}

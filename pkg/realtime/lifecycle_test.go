@@ -79,21 +79,21 @@ func TestShutdown(t *testing.T) {
 		done <- h.srv.Shutdown(ctx)
 	}()
 	expect(t, got, "last words")
-	<-cl.Done()
+	recv(t, cl.Done(), "the client to end")
 	var ce *websocket.CloseError
 	if !errors.As(cl.Err(), &ce) || ce.Code != realtime.CloseGoingAway {
 		t.Fatalf("client ended with %v", cl.Err())
 	}
-	if up := <-changes; up {
+	if up := recv(t, changes, "a connection change"); up {
 		t.Fatal("connection change says up")
 	}
 	if c := closeCode(t, raw); c != realtime.CloseGoingAway {
 		t.Fatalf("raw client closed with %d", c)
 	}
-	if err := <-done; err != nil {
+	if err := recv(t, done, "Shutdown to return"); err != nil {
 		t.Fatal(err)
 	}
-	mustCode(t, <-requestErr, realtime.CodeRequestDisconnect)
+	mustCode(t, recv(t, requestErr, "the pending request to fail"), realtime.CodeRequestDisconnect)
 	status, body, _ := handshake(t, h.url, http.Header{"Sec-WebSocket-Protocol": {realtime.Subprotocol}})
 	if status != 503 || errCode(body) != "SERVICE_UNAVAILABLE" {
 		t.Fatalf("handshake after shutdown: %d %v", status, body)
@@ -133,17 +133,21 @@ func TestShutdownDeadline(t *testing.T) {
 // The interval is long enough that a loaded CI machine, which may not run
 // the answering client for a while, does not make its pong late: the
 // server drops a connection after two silent intervals, so the answer has
-// 400 ms. The live client is then watched for three more intervals.
+// a second (a pong takes well under a millisecond idle: a hundred times
+// slower still fits). The clock starts before the silent peer dials, so
+// the lower bound holds however late the test goroutine runs. The live
+// client is then watched for three more intervals: an absence check,
+// which a slow machine can only make weaker, never fail.
 func TestPing(t *testing.T) {
-	const interval = 200 * time.Millisecond
+	const interval = 500 * time.Millisecond
 	o := realtime.Options[string]{PingInterval: interval}
 	cs := trackConns(&o)
 	h := newHarness(t, chatContract(t), &o)
 	alive := h.dial(t, nil, nil) // its read loop answers pings
 	aliveConn := cs.next(t)
+	start := time.Now()
 	h.raw(t)
 	deadConn := cs.next(t)
-	start := time.Now()
 	waitFor(t, func() bool { return !deadConn.Connected() })
 	if d := time.Since(start); d < interval {
 		t.Fatalf("the silent peer was dropped after %s, before two intervals of silence", d)
@@ -220,7 +224,7 @@ func TestPeerClose(t *testing.T) {
 	t.Cleanup(func() { once.Do(func() { close(release) }) })
 	h.handle("typing", func(context.Context, *realtime.Conn[string], realtime.Args) (any, error) { return nil, nil })
 	h.handle("say", func(context.Context, *realtime.Conn[string], realtime.Args) (any, error) {
-		<-release
+		<-release // a handler held by the test; released at the latest by its cleanup
 		return map[string]any{"n": 1}, nil
 	})
 	peerCode := func(err error) int {
@@ -243,7 +247,7 @@ func TestPeerClose(t *testing.T) {
 		if c := closeCode(t, ws); c != 4000 {
 			t.Fatalf("answered with %d", c)
 		}
-		if c := peerCode(<-disconnected); c != 4000 {
+		if c := peerCode(recv(t, disconnected, "OnDisconnect")); c != 4000 {
 			t.Fatalf("OnDisconnect heard %d", c)
 		}
 	})
@@ -256,6 +260,10 @@ func TestPeerClose(t *testing.T) {
 		writeText(t, ws, `{"type":"event","event":"typing","args":[true]}`)
 		writeText(t, ws, `{"type":"event","event":"typing","args":[true]}`)
 		sendClose(ws, 4001)
+		// An absence check: a reader that wrongly went past the full
+		// inbox would read the close frame and end the connection within
+		// milliseconds; waiting can only miss that on a very slow
+		// machine, never fail a correct server.
 		time.Sleep(300 * time.Millisecond)
 		if !conn.Connected() {
 			t.Fatal("the close frame was read past a full inbox")
@@ -264,7 +272,7 @@ func TestPeerClose(t *testing.T) {
 		if c := closeCode(t, ws); c != 4001 {
 			t.Fatalf("answered with %d", c)
 		}
-		if c := peerCode(<-disconnected); c != 4001 {
+		if c := peerCode(recv(t, disconnected, "OnDisconnect")); c != 4001 {
 			t.Fatalf("OnDisconnect heard %d", c)
 		}
 	})
@@ -321,10 +329,18 @@ func TestPingAnswered(t *testing.T) {
 // it), and for one broadcast frame larger than the socket buffers, whose
 // sweep write itself stalls (the sweep's watchdog cuts it). The controls,
 // with a write timeout of a minute, are still connected after the flood.
+//
+// Both ends' socket buffers are shrunk to sockBuf (the kernel may double
+// it), so that 512 KiB — sixteen times what the two buffers hold — is
+// "beyond the socket buffers": with the system's loopback buffers, that
+// took a 32 MiB frame, whose encoding alone outlasted the 5 s emit context
+// under -race on a slow CPU. The cut cases prove the buffers are small:
+// if the frames fitted, no write would stall and nothing would cut them.
 func TestWriteDeadline(t *testing.T) {
-	big := map[string]any{"text": strings.Repeat("x", 64<<10), "from": "srv"}
-	huge := map[string]any{"text": strings.Repeat("x", 32<<20), "from": "srv"}
-	const frames = 256 // 16 MiB: far more than loopback socket buffers hold
+	const sockBuf = 8 << 10
+	big := map[string]any{"text": strings.Repeat("x", sockBuf), "from": "srv"}
+	huge := map[string]any{"text": strings.Repeat("x", 64*sockBuf), "from": "srv"}
+	const frames = 64 // 64 × sockBuf: far more than the two socket buffers hold
 	for _, tc := range []struct {
 		name      string
 		timeout   time.Duration
@@ -344,7 +360,7 @@ func TestWriteDeadline(t *testing.T) {
 				CloseTimeout: 100 * time.Millisecond,
 				OnDisconnect: func(_ *realtime.Conn[string], err error) { disconnected <- err }}
 			cs := trackConns(&o)
-			h := newHarness(t, chatContract(t), &o)
+			h := newHarnessSockBuf(t, chatContract(t), &o, sockBuf)
 			h.raw(t) // never reads
 			conn := cs.next(t)
 			n, payload := frames, big
@@ -363,6 +379,10 @@ func TestWriteDeadline(t *testing.T) {
 				}
 			}
 			if !tc.cut {
+				// An absence check: the writes are stalled now, and a
+				// connection cut by a wrong (short) deadline would be gone
+				// within about 300 ms; waiting longer can only miss such a
+				// bug on a very slow machine, never fail a correct server.
 				time.Sleep(time.Second)
 				if !conn.Connected() {
 					t.Fatal("a connection whose writes wait less than the write timeout was closed")

@@ -11,7 +11,7 @@ import (
 
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/mount"
-	"stitchkit.dev/stitchkit/pkg/validate"
+	"stitchkit.dev/stitchkit/pkg/project"
 )
 
 // DefaultPrefix is the path realtime contracts are served under: contract
@@ -75,7 +75,7 @@ func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.ServeHTTP(w, r)
 		return
 	}
-	writeHTTPError(w, &mount.Error{Code: "NOT_FOUND", Message: "no realtime contract at " + r.URL.Path,
+	writeHTTPError(w, &mount.Error{Code: mount.CodeNotFound, Message: "no realtime contract at " + r.URL.Path,
 		Details: map[string]any{"contracts": m.Contracts()}})
 }
 
@@ -91,14 +91,14 @@ func (m *Mux) Shutdown(ctx context.Context) error {
 }
 
 // ServeExamples returns a [Mux] with one server per realtime contract of
-// g that answers from the contract itself, with no application code (what
+// the projection that answers from the contract itself, with no application code (what
 // `stitch serve` mounts): a valid clientToServer event that takes an
 // acknowledgement is acked with the ack of its first example that has
 // one, or refused with NOT_IMPLEMENTED; a valid event without an ack is
 // accepted. Invalid frames are rejected as by any server. opts applies to
-// every server (nil: defaults); set is g's validators (nil compiles them).
-func ServeExamples(g *graph.Graph, set *validate.Set, prefix string, opts *Options[struct{}]) (*Mux, error) {
-	contracts, err := Contracts(g, set)
+// every server (nil: defaults).
+func ServeExamples(p *project.Projection, prefix string, opts *Options[struct{}]) (*Mux, error) {
+	contracts, err := Contracts(p)
 	if err != nil {
 		return nil, err
 	}

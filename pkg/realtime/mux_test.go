@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"testing"
 
@@ -16,7 +17,7 @@ import (
 // contract is 404 and a foreign Origin 403.
 func TestServeExamples(t *testing.T) {
 	g := compileCUE(t, "testdata/chat/chat.cue")
-	mux, err := realtime.ServeExamples(g, nil, "", nil)
+	mux, err := realtime.ServeExamples(projecttest.New(t, g, nil), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

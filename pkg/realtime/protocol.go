@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"stitchkit.dev/stitchkit/pkg/mount"
+	"stitchkit.dev/stitchkit/pkg/realtime/taxonomy"
 	"stitchkit.dev/stitchkit/pkg/validate"
 )
 
@@ -39,42 +41,37 @@ const (
 	CloseTryAgainLater   = 1013 // slow consumer (default)
 )
 
-// Direction says which side saw a rejected frame, and whether it was going
-// out or coming in.
-type Direction string
-
-// The four directions of the rejection taxonomy.
-const (
-	ClientInbound  Direction = "client-inbound"
-	ClientOutbound Direction = "client-outbound"
-	ServerInbound  Direction = "server-inbound"
-	ServerOutbound Direction = "server-outbound"
+// The rejection taxonomy is package taxonomy's, stated once; these names
+// are aliases, so realtime and conformance values are one type.
+type (
+	// Direction says which side saw a rejected frame, and whether it was
+	// going out or coming in.
+	Direction = taxonomy.Direction
+	// Phase says which part of an exchange was rejected.
+	Phase = taxonomy.Phase
+	// Reason says why a frame was rejected (see [taxonomy.Reason]).
+	Reason = taxonomy.Reason
+	// Fault says whose data was wrong: the peer's or our own.
+	Fault = taxonomy.Fault
 )
 
-// Phase says which part of an exchange was rejected.
-type Phase string
-
-// Phases of the rejection taxonomy.
+// The taxonomy's values, by their realtime names.
 const (
-	PhaseArguments       Phase = "arguments"
-	PhaseAcknowledgement Phase = "acknowledgement"
-)
-
-// Reason says why a frame was rejected.
-type Reason string
-
-// Reasons. The first five travel in rejection envelopes and are reported
-// locally; ReasonRefused only travels (a handler said no, which is not a
-// contract violation); ReasonRejectedByPeer is only reported locally (the
-// peer answered with a rejection envelope).
-const (
-	ReasonUnknownEvent     Reason = "unknown-event"
-	ReasonInvalidArguments Reason = "invalid-arguments"
-	ReasonInvalidAck       Reason = "invalid-acknowledgement-value"
-	ReasonMissingAck       Reason = "missing-acknowledgement"
-	ReasonUnexpectedAck    Reason = "unexpected-acknowledgement"
-	ReasonRefused          Reason = "refused"
-	ReasonRejectedByPeer   Reason = "rejected-by-peer"
+	ClientInbound          = taxonomy.ClientInbound
+	ClientOutbound         = taxonomy.ClientOutbound
+	ServerInbound          = taxonomy.ServerInbound
+	ServerOutbound         = taxonomy.ServerOutbound
+	PhaseArguments         = taxonomy.PhaseArguments
+	PhaseAcknowledgement   = taxonomy.PhaseAcknowledgement
+	ReasonUnknownEvent     = taxonomy.UnknownEvent
+	ReasonInvalidArguments = taxonomy.InvalidArguments
+	ReasonInvalidAck       = taxonomy.InvalidAck
+	ReasonMissingAck       = taxonomy.MissingAck
+	ReasonUnexpectedAck    = taxonomy.UnexpectedAck
+	ReasonRefused          = taxonomy.Refused
+	ReasonRejectedByPeer   = taxonomy.RejectedByPeer
+	FaultPeer              = taxonomy.FaultPeer
+	FaultLocal             = taxonomy.FaultLocal
 )
 
 const (
@@ -86,15 +83,6 @@ const (
 	frameDepthOverArgs = 1
 )
 
-// Fault says whose data was wrong: the peer's or our own.
-type Fault string
-
-// Faults of the rejection taxonomy.
-const (
-	FaultPeer  Fault = "peer"
-	FaultLocal Fault = "local"
-)
-
 // Envelope is the body of a rejection frame: the answer to an event that
 // asked for an acknowledgement and was not admitted.
 type Envelope struct {
@@ -103,7 +91,7 @@ type Envelope struct {
 	Message string `json:"message"`
 	// Code is the registry code of a refusal (ReasonRefused), e.g.
 	// NOT_IMPLEMENTED; empty for contract violations.
-	Code string `json:"code,omitempty"`
+	Code mount.Code `json:"code,omitempty"`
 	// Issues locate invalid values: JSON Pointers into the argument tuple
 	// (invalid-arguments) or the acknowledgement value. At most 20.
 	Issues []validate.Issue `json:"issues,omitempty"`
@@ -207,7 +195,8 @@ func parseEnvelope(m map[string]any) Envelope {
 	e.Reason = Reason(r)
 	e.Message, _ = m["message"].(string)
 	e.Message = truncateRunes(e.Message, maxEnvelopeMessageRunes)
-	e.Code, _ = m["code"].(string)
+	code, _ := m["code"].(string)
+	e.Code = mount.Code(code)
 	if list, ok := m["issues"].([]any); ok {
 		for _, it := range list {
 			if len(e.Issues) == maxEnvelopeIssues {

@@ -8,17 +8,21 @@ import (
 	"stitchkit.dev/stitchkit/pkg/validate"
 )
 
-// Registry codes this package answers with; each is in
-// [graph.FrameworkErrors].
+// SourceRealtime is the mount.Source of a realtime handshake at the edge
+// ([mount.EdgeRequest]).
+const SourceRealtime mount.Source = "realtime"
+
+// Registry codes this package answers with: the framework registry's
+// (package mount defines each once), named here for realtime callers.
 const (
-	CodeContractViolation  = "REALTIME_CONTRACT_VIOLATION"
-	CodeRequestTimeout     = "REALTIME_REQUEST_TIMEOUT"
-	CodeRequestDisconnect  = "REALTIME_REQUEST_DISCONNECTED"
-	CodeRequestInvalidAck  = "REALTIME_REQUEST_INVALID_ACKNOWLEDGEMENT"
-	CodeRequestRejected    = "REALTIME_REQUEST_REJECTED"
-	codeNotImplemented     = "NOT_IMPLEMENTED"
-	codeInternal           = "INTERNAL_SERVER_ERROR"
-	codeServiceUnavailable = "SERVICE_UNAVAILABLE"
+	CodeContractViolation  = mount.CodeRealtimeViolation
+	CodeRequestTimeout     = mount.CodeRealtimeTimeout
+	CodeRequestDisconnect  = mount.CodeRealtimeDisconnected
+	CodeRequestInvalidAck  = mount.CodeRealtimeInvalidAck
+	CodeRequestRejected    = mount.CodeRealtimeRejected
+	codeNotImplemented     = mount.CodeNotImplemented
+	codeInternal           = mount.CodeInternal
+	codeServiceUnavailable = mount.CodeServiceUnavailable
 )
 
 // Rejection is one frame that was not admitted, as reported to an
@@ -110,7 +114,7 @@ func requestInvalidAck(event string, issues []validate.Issue) *mount.Error {
 func requestRejected(event string, env Envelope) *mount.Error {
 	d := map[string]any{"event": event, "reason": string(env.Reason), "message": env.Message}
 	if env.Code != "" {
-		d["code"] = env.Code
+		d["code"] = string(env.Code)
 	}
 	if len(env.Issues) > 0 {
 		d["issues"] = env.Issues

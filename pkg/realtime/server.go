@@ -25,7 +25,7 @@ import (
 const (
 	DefaultMaxFrameBytes  = 64 << 10
 	DefaultWriteTimeout   = 10 * time.Second
-	DefaultSendQueue      = 64
+	DefaultSendQueue      = 256
 	DefaultInbox          = 16
 	DefaultRequestTimeout = 10 * time.Second
 	DefaultPingInterval   = 30 * time.Second
@@ -56,6 +56,14 @@ type Options[I any] struct {
 	// code and status, any other error with 401 UNAUTHORIZED. Nil accepts
 	// every request with the zero identity.
 	Handshake func(r *http.Request) (I, error)
+	// Edge is the runner whose authenticator (mount.Options.Authenticate,
+	// the one edge hook of every transport) runs on the upgrade request's
+	// headers first: a refusal is its envelope (401 with the runner's
+	// WWW-Authenticate challenge, or 403); the principal it resolves is in
+	// the request context Handshake sees and in every handler's context
+	// (mount.PrincipalFrom). Nil, or a runner without an authenticator,
+	// skips it.
+	Edge *mount.Runner
 	// AllowedOrigins lists the origins ("https://app.example.com", scheme
 	// and host as in the Origin header) a browser may connect from. Empty
 	// means same-origin only: the Origin's host must equal the request's
@@ -72,11 +80,19 @@ type Options[I any] struct {
 	// outlives it closes the connection. Frames of one connection carry
 	// it as a socket deadline; a broadcast written straight to idle
 	// connections is bounded by its sweep's watchdog instead, which
-	// closes the connection at most 10 ms after the timeout.
+	// closes the connection at most 10 ms after the timeout. A client
+	// behind a stalled write waits at most two 10 ms ticks for it: the
+	// sweep then hands every connection it has not reached a writer of
+	// its own.
 	WriteTimeout time.Duration
 	// SendQueue bounds the frames waiting to be written to one connection
-	// (default 64). A connection whose queue is full is a slow consumer:
-	// it is closed with SlowConsumerCode and counted in Stats.
+	// (default 256: a quarter of a second of broadcasts at 1,000 a second,
+	// room for a client on a busy machine to wait for the CPU). A
+	// connection whose queue is full is a slow consumer: it is closed with
+	// SlowConsumerCode and counted in Stats. Only frames its own socket
+	// has not taken count: frames that wait while a broadcast is stalled
+	// on another client's socket do not (see sweep), so one slow consumer
+	// never gets another client closed.
 	SendQueue int
 	// SlowConsumerCode is the close code for a slow consumer: 1013 (try
 	// again later, the default) or 1008 (policy violation).
@@ -337,11 +353,25 @@ func (s *Server[I]) Stats() Stats {
 func (s *Server[I]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if e := s.precheck(r); e != nil {
 		s.stats.refused.Add(1)
-		if e.Code == "METHOD_NOT_ALLOWED" {
+		if e.Code == mount.CodeMethodNotAllowed {
 			w.Header().Set("Allow", http.MethodGet)
 		}
 		writeHTTPError(w, e)
 		return
+	}
+	var principal *mount.Principal
+	if s.opts.Edge != nil && s.opts.Edge.Authenticates() {
+		ctx, e := s.opts.Edge.Authenticate(r.Context(), mount.NewEdgeRequest(SourceRealtime, r))
+		if e != nil {
+			s.stats.refused.Add(1)
+			if e.Code == mount.CodeUnauthorized {
+				w.Header().Set("WWW-Authenticate", s.opts.Edge.Challenge())
+			}
+			writeHTTPError(w, e)
+			return
+		}
+		r = r.WithContext(ctx)
+		principal = mount.PrincipalFrom(ctx)
 	}
 	var identity I
 	if s.opts.Handshake != nil {
@@ -359,7 +389,7 @@ func (s *Server[I]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.stats.refused.Add(1)
 		return
 	}
-	s.start(ws, identity)
+	s.start(ws, identity, principal)
 }
 
 func (s *Server[I]) precheck(r *http.Request) *mount.Error {
@@ -370,20 +400,20 @@ func (s *Server[I]) precheck(r *http.Request) *mount.Error {
 		return mount.NewError(codeServiceUnavailable, "the realtime server is shutting down")
 	}
 	if r.Method != http.MethodGet {
-		return mount.NewError("METHOD_NOT_ALLOWED", "a WebSocket handshake is a GET request")
+		return mount.NewError(mount.CodeMethodNotAllowed, "a WebSocket handshake is a GET request")
 	}
 	if !websocket.IsWebSocketUpgrade(r) {
-		return &mount.Error{Code: "BAD_REQUEST", Message: "this endpoint accepts WebSocket upgrade requests only (subprotocol " + Subprotocol + ")"}
+		return &mount.Error{Code: mount.CodeBadRequest, Message: "this endpoint accepts WebSocket upgrade requests only (subprotocol " + Subprotocol + ")"}
 	}
 	if !s.originAllowed(r) {
-		return &mount.Error{Code: "FORBIDDEN", Message: "origin not allowed",
+		return &mount.Error{Code: mount.CodeForbidden, Message: "origin not allowed",
 			Details: map[string]any{"origin": r.Header.Get("Origin")}}
 	}
 	// A request that offers no subprotocol at all is served as version 1
 	// (a plain `new WebSocket(url)` offers none); one that offers others
 	// but not ours speaks a protocol this server does not.
 	if offered := websocket.Subprotocols(r); len(offered) > 0 && !slices.Contains(offered, Subprotocol) {
-		return &mount.Error{Code: "BAD_REQUEST", Message: "none of the offered WebSocket subprotocols is supported: offer " + Subprotocol + " (docs/realtime-protocol.md)",
+		return &mount.Error{Code: mount.CodeBadRequest, Message: "none of the offered WebSocket subprotocols is supported: offer " + Subprotocol + " (docs/realtime-protocol.md)",
 			Details: map[string]any{"supported": []string{Subprotocol}, "offered": offered}}
 	}
 	return nil
@@ -404,7 +434,7 @@ func (s *Server[I]) handshake(r *http.Request) (id I, e *mount.Error) {
 	if me, ok := mount.AsError(err); ok {
 		return id, me
 	}
-	return id, &mount.Error{Code: "UNAUTHORIZED", Message: registryMessage("UNAUTHORIZED")}
+	return id, &mount.Error{Code: mount.CodeUnauthorized, Message: registryMessage(mount.CodeUnauthorized)}
 }
 
 // originAllowed: no Origin (not a browser) passes; otherwise the
@@ -433,7 +463,7 @@ func (s *Server[I]) originAllowed(r *http.Request) bool {
 // handler goroutine returns at once, so net/http's per-request state (its
 // buffers, the request) is released: an idle connection keeps only what
 // it needs.
-func (s *Server[I]) start(ws *websocket.Conn, identity I) {
+func (s *Server[I]) start(ws *websocket.Conn, identity I, principal *mount.Principal) {
 	c := &Conn[I]{srv: s, ws: ws, identity: identity, id: "c" + strconv.FormatUint(s.nextID.Add(1), 10)}
 	c.cond.L = &c.mu
 	c.lastSeen.Store(time.Now().UnixNano())
@@ -449,6 +479,9 @@ func (s *Server[I]) start(ws *websocket.Conn, identity I) {
 		return
 	}
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
+	if principal != nil {
+		c.ctx = mount.WithPrincipal(c.ctx, principal)
+	}
 	s.conns[c] = struct{}{}
 	s.wg.Add(1)
 	if s.pingStop == nil && s.opts.PingInterval > 0 {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"testing"
 	"time"
@@ -224,7 +225,7 @@ func TestEventsReachHandlersValidated(t *testing.T) {
 	if err := cl.Emit(ctx5(t), "typing", true); err != nil {
 		t.Fatal(err)
 	}
-	if !<-typed {
+	if !recv(t, typed, "the typing event") {
 		t.Fatal("typing false")
 	}
 	h.noRejection(t)
@@ -457,7 +458,7 @@ func TestEmitValidatesFirst(t *testing.T) {
 	})
 	ws := h.raw(t)
 	writeText(t, ws, `{"type":"event","id":1,"event":"join","args":["x"]}`)
-	conn := <-joined
+	conn := recv(t, joined, "the join handler")
 	readFrame(t, ws)
 	ctx := ctx5(t)
 	cases := []struct {
@@ -506,8 +507,61 @@ func TestHandleUnknownEvent(t *testing.T) {
 	if _, err := realtime.NewServer(chatContract(t), &realtime.Options[string]{SlowConsumerCode: 1000}); err == nil {
 		t.Fatal("SlowConsumerCode 1000 accepted")
 	}
-	if _, err := realtime.NewContract(compileCUE(t, "testdata/chat/chat.cue"), "nope", nil); err == nil ||
+	if _, err := realtime.NewContract(projecttest.New(t, compileCUE(t, "testdata/chat/chat.cue"), nil), "nope"); err == nil ||
 		!strings.Contains(err.Error(), "it has: chat, empty") {
 		t.Fatalf("unknown contract: %v", err)
+	}
+}
+
+// TestEdgeAuthentication: the runner's one edge authenticator
+// (mount.Options.Authenticate) runs on the upgrade request's headers
+// before Handshake: a refusal is 401 with the runner's challenge (or 403);
+// the principal is in the context Handshake sees and in every handler's.
+func TestEdgeAuthentication(t *testing.T) {
+	p := projecttest.New(t, compileCUE(t, "testdata/chat/chat.cue"), nil)
+	runner, err := mount.New(mount.NewImplementation(p.Graph()), &mount.Options{Projection: p, Challenge: `Bearer realm="chat"`,
+		Authenticate: func(_ context.Context, r *mount.EdgeRequest) (*mount.Principal, error) {
+			if r.Source != realtime.SourceRealtime {
+				return nil, errors.New("wrong source " + string(r.Source))
+			}
+			switch r.Header.Get("Authorization") {
+			case "Bearer alice":
+				return &mount.Principal{Subject: "alice"}, nil
+			case "Bearer mallory":
+				return nil, mount.Forbidden("")
+			}
+			return nil, errors.New("no token")
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := realtime.NewContract(runner.Projection(), "chat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, c, &realtime.Options[string]{Edge: runner,
+		Handshake: func(r *http.Request) (string, error) { return mount.PrincipalFrom(r.Context()).Subject, nil }})
+	h.handle("say", func(ctx context.Context, conn *realtime.Conn[string], _ realtime.Args) (any, error) {
+		if conn.Identity() != "alice" || mount.PrincipalFrom(ctx).Subject != "alice" {
+			return nil, mount.Forbidden("no principal in the handler")
+		}
+		return map[string]any{"n": 1}, nil
+	})
+	proto := http.Header{"Sec-WebSocket-Protocol": {realtime.Subprotocol}}
+	status, body, hdr := handshake(t, h.url, proto)
+	if status != 401 || errCode(body) != "UNAUTHORIZED" || hdr.Get("WWW-Authenticate") != `Bearer realm="chat"` {
+		t.Fatalf("no token: %d %v %v", status, body, hdr)
+	}
+	if status, body, _ := handshake(t, h.url, http.Header{"Sec-WebSocket-Protocol": {realtime.Subprotocol}, "Authorization": {"Bearer mallory"}}); status != 403 || errCode(body) != "FORBIDDEN" {
+		t.Fatalf("mallory: %d %v", status, body)
+	}
+	ws, _, err := (&websocket.Dialer{HandshakeTimeout: 5 * time.Second}).Dial(h.url, http.Header{"Authorization": {"Bearer alice"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	writeText(t, ws, `{"type":"event","id":1,"event":"say","args":[{"text":"hi"}]}`)
+	if f := readFrame(t, ws); f.Type != "ack" || string(f.Ack) != `{"n":1}` {
+		t.Fatalf("%+v", f)
 	}
 }

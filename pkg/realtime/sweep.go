@@ -19,9 +19,16 @@ const sweepTick = 10 * time.Millisecond
 // write to each directly. That is the peer's loop of WritePreparedMessage
 // calls, made parallel, without a goroutine per connection — and without
 // the peer's flaw that one connection whose socket is full stalls
-// everyone behind it: when no connection has been taken for sweepTick
-// while some are still waiting, another worker joins, so each stalled
-// write holds up only the worker that is stuck in it.
+// everyone behind it: when no connection has been taken for a whole
+// sweepTick while some are still waiting, another worker joins (enough
+// when a worker merely was not scheduled), and when none has been taken
+// for a second tick the sweep stops and hands each of them a writer
+// goroutine of its own (Conn.handoff). A stuck write then holds up only
+// its own connection, and a client behind it waits at most two ticks
+// (20 ms) more than it would for its own socket. While it
+// waits its queue does not count against SendQueue (Conn.waiting), so a
+// slow consumer can never get another client closed: a connection is
+// closed as slow only for frames its own socket did not take.
 //
 // Half the CPUs, not all: the writes are system calls, and a broadcast
 // that took every CPU would stop the rest of the server — its readers,
@@ -50,8 +57,10 @@ type sweep[I any] struct {
 	mu      sync.Mutex
 	workers []*sweepWorker[I]
 
-	// last is next at the previous tick (watchdog goroutine only).
-	last int64
+	// last is next at the previous tick, stalls the ticks since then
+	// without progress (watchdog goroutine only).
+	last   int64
+	stalls int
 }
 
 // sweepWorker is what the watchdog sees of one worker: the connection it
@@ -96,6 +105,7 @@ func (sw *sweep[I]) work() {
 			break
 		}
 		c := sw.conns[i]
+		c.waiting.Store(false)
 		// since before conn: a watchdog that sees conn sees its start.
 		w.since.Store(sw.now.Load())
 		w.conn.Store(c)
@@ -109,8 +119,9 @@ func (sw *sweep[I]) work() {
 }
 
 // tick is the watchdog: it closes connections whose write has outlived
-// the write timeout, adds a worker when the sweep has stalled, and
-// re-arms itself while workers run.
+// the write timeout, adds a worker when the sweep has stalled and hands
+// the connections not yet taken writers of their own when it stays
+// stalled, and re-arms itself while workers run.
 func (sw *sweep[I]) tick() {
 	if sw.live.Load() == 0 {
 		return // the last worker has left
@@ -120,15 +131,32 @@ func (sw *sweep[I]) tick() {
 	// A write's noted start is at most one tick before its real start, so
 	// waiting one tick more never closes a connection early.
 	expired := now - int64(sw.srv.opts.WriteTimeout) - int64(sweepTick)
+	// stuck: every worker is inside a write that started two ticks ago or
+	// more (a worker between writes, or in a fresh one, was merely not
+	// scheduled, which another worker cures).
+	stuck := true
+	old := now - 2*int64(sweepTick)
 	sw.mu.Lock()
 	for _, w := range sw.workers {
-		if c := w.conn.Load(); c != nil && w.since.Load() <= expired {
+		c := w.conn.Load()
+		if c != nil && w.since.Load() <= expired {
 			c.writeExpired()
+		}
+		if c == nil || w.since.Load() > old {
+			stuck = false
 		}
 	}
 	sw.mu.Unlock()
+	n := int64(len(sw.conns))
 	next := sw.next.Load()
-	if next < int64(len(sw.conns)) && next == sw.last {
+	switch {
+	case next >= n || next != sw.last:
+		sw.stalls = 0
+	case sw.stalls == 0 || !stuck:
+		// No connection taken for a tick: a worker is stuck in a write to
+		// a full socket, or was not scheduled (a loaded machine). Another
+		// worker joins, which is all the second case needs.
+		sw.stalls++
 		for {
 			live := sw.live.Load()
 			if live == 0 {
@@ -139,6 +167,17 @@ func (sw *sweep[I]) tick() {
 				break
 			}
 		}
+	default:
+		// Still stalled, every worker in a write two ticks old: writes are
+		// stuck. Each connection not yet taken
+		// gets a writer of its own, so no client waits on another's
+		// socket for more than two ticks. Workers that come back find
+		// nothing left.
+		from := sw.next.Swap(n)
+		for i := from; i < n; i++ {
+			sw.conns[i].handoff(sw.pm)
+		}
+		next = n
 	}
 	sw.last = next
 	sw.timer.Reset(sweepTick)

@@ -1284,25 +1284,34 @@ func (c *comparer) events(contract, dir string, oldEv, newEv []graph.Event, args
 		if o.Desc != n.Desc {
 			c.emit("realtime-event-description-changed", Info, surface, "", id, c.posField(node, "desc"), "%s", descChange(o.Desc, n.Desc)).on(subject, nil)
 		}
+		// Both sides check the id against the contract on every event
+		// (Conn.inbound, Bound.inbound, the JS client): an event whose
+		// contract gains or loses its #ack is refused by every peer still
+		// built from the other version, whichever way it travels.
 		switch {
 		case o.Ack == "" && n.Ack != "":
 			if ackDir == Request {
 				c.emit("realtime-ack-added", Breaking, surface, "", id+"#/ack", pos(c.new, node+".#ack", ""),
-					"the server now waits for an acknowledgement clients do not send").on(subject, nil)
+					"the server now asks for an acknowledgement: clients built from the old contract refuse the event (unexpected-acknowledgement), so their handlers never see it").on(subject, nil)
 			} else {
-				c.emit("realtime-ack-added", Info, surface, "", id+"#/ack", pos(c.new, node+".#ack", ""), "the server now acknowledges the event").on(subject, nil)
+				c.emit("realtime-ack-added", Breaking, surface, "", id+"#/ack", pos(c.new, node+".#ack", ""),
+					"the server now requires an acknowledgement id: it refuses the event from clients built from the old contract, which send none (missing-acknowledgement), and no rejection can travel back to them").on(subject, nil)
 			}
 		case o.Ack != "" && n.Ack == "":
 			if ackDir == Response {
 				c.emit("realtime-ack-removed", Breaking, surface, "", id+"#/ack", pos(c.new, node, ""),
-					"the server no longer acknowledges the event: clients waiting for the ack time out").on(subject, nil)
+					"the server no longer acknowledges the event: it refuses the event from clients built from the old contract, which ask for an acknowledgement (unexpected-acknowledgement), and their requests fail").on(subject, nil)
 			} else {
-				c.emit("realtime-ack-removed", Info, surface, "", id+"#/ack", pos(c.new, node, ""), "the server no longer waits for an acknowledgement").on(subject, nil)
+				c.emit("realtime-ack-removed", Breaking, surface, "", id+"#/ack", pos(c.new, node, ""),
+					"the server no longer asks for an acknowledgement: clients built from the old contract refuse the event without the id they expect (missing-acknowledgement), so their handlers never see it").on(subject, nil)
 			}
 		}
-		units := []viewUnit{{name: "args", dir: argsDir, old: o.Args, new: n.Args}}
+		// Clients validate every frame they receive against the contract
+		// they were built from: what the server sends is held to it
+		// exactly (validated).
+		units := []viewUnit{{name: "args", dir: argsDir, old: o.Args, new: n.Args, validated: argsDir == Response}}
 		if o.Ack != "" && n.Ack != "" {
-			units = append(units, viewUnit{name: "ack", dir: ackDir, old: o.Ack, new: n.Ack})
+			units = append(units, viewUnit{name: "ack", dir: ackDir, old: o.Ack, new: n.Ack, validated: ackDir == Response})
 		}
 		if err := c.diffUnits([]string{surface}, id, node, units); err != nil {
 			return err

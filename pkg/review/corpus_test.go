@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/tools/txtar"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/conformance/conformancetest"
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
@@ -68,7 +68,7 @@ func compileCorpus(t *testing.T) []*corpusPair {
 			if len(files) == 0 {
 				t.Fatalf("%s: no %s/ files", p, prefix)
 			}
-			g, err := compile.CompileFiles(context.Background(), files)
+			g, err := check.CompileFiles(context.Background(), files)
 			if err != nil {
 				t.Fatalf("%s: %s contract does not compile: %v", p, prefix, err)
 			}
@@ -96,7 +96,7 @@ func findingsJSON(t *testing.T, fs []Finding) []byte {
 
 // TestCorpus compares every pair of testdata/corpus with its golden
 // findings. Refresh the goldens with `go test ./pkg/review -run TestCorpus
-// -update` and review the diff.
+// -conformancetest.update` and review the diff.
 func TestCorpus(t *testing.T) {
 	for _, p := range loadCorpus(t) {
 		t.Run(p.name, func(t *testing.T) {
@@ -123,7 +123,7 @@ func TestCorpus(t *testing.T) {
 				return
 			}
 			if !bytes.Equal(got, want) {
-				t.Errorf("findings differ from %s (run with -update to accept):\ngot:\n%s\nwant:\n%s", p.path, got, want)
+				t.Errorf("findings differ from %s (run with -conformancetest.update to accept):\ngot:\n%s\nwant:\n%s", p.path, got, want)
 			}
 			// Every emitted rule is documented with its severity.
 			for _, f := range rep.Findings {
@@ -149,11 +149,11 @@ func TestCorpusVerdicts(t *testing.T) {
 		"request-type-widened": true, "request-enum-widened": true, "response-enum-narrowed": true,
 		"request-max-length-loosened": true, "request-maximum-raised": true,
 		"request-exclusive-bound-equivalent": true, "response-additional-properties-opened": true,
-		"response-optional-property-removed": true, "response-property-added": true,
-		"request-union-branch-added": true, "error-removed-from-operation": true,
+		"response-optional-property-removed": true,
+		"request-union-branch-added":         true, "error-removed-from-operation": true,
 		"error-added-to-operation": true, "scope-changed-public": true, "named-surface-added": true,
 		"realtime-event-added": true, "realtime-client-args-widened": true,
-		"realtime-ack-response-narrowed": true, "agent-policy-flatten-off": true,
+		"agent-policy-flatten-off":     true,
 		"operation-renamed-same-route": true, "operation-renamed-tool-only": true,
 	}
 	for _, p := range loadCorpus(t) {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/review"
 )
 
@@ -31,11 +31,11 @@ schema.#Contract & {
 // for a new major version.
 func ExampleCompare() {
 	ctx := context.Background()
-	old, err := compile.CompileFiles(ctx, map[string][]byte{"notes.cue": fmt.Appendf(nil, exampleContract, "1.0.0", "")})
+	old, err := check.CompileFiles(ctx, map[string][]byte{"notes.cue": fmt.Appendf(nil, exampleContract, "1.0.0", "")})
 	if err != nil {
 		panic(err)
 	}
-	new, err := compile.CompileFiles(ctx, map[string][]byte{"notes.cue": fmt.Appendf(nil, exampleContract, "1.1.0", ", lang: string")})
+	new, err := check.CompileFiles(ctx, map[string][]byte{"notes.cue": fmt.Appendf(nil, exampleContract, "1.1.0", ", lang: string")})
 	if err != nil {
 		panic(err)
 	}

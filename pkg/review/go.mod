@@ -9,9 +9,10 @@ require (
 	golang.org/x/tools v0.52.0
 	gopkg.in/yaml.v3 v3.0.1
 	stitchkit.dev/stitchkit v0.0.0
-	stitchkit.dev/stitchkit/pkg/compile v0.0.0
 	stitchkit.dev/stitchkit/pkg/export v0.0.0
 )
+
+require stitchkit.dev/stitchkit/pkg/compile v0.0.0 // indirect
 
 require (
 	cloud.google.com/go v0.123.0 // indirect
@@ -42,6 +43,7 @@ require (
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
+	stitchkit.dev/stitchkit/pkg/check v0.0.0
 )
 
 replace (
@@ -49,3 +51,5 @@ replace (
 	stitchkit.dev/stitchkit/pkg/compile => ../compile
 	stitchkit.dev/stitchkit/pkg/export => ../export
 )
+
+replace stitchkit.dev/stitchkit/pkg/check => ../check

@@ -298,7 +298,8 @@ func tupleUnion(root any, branches []any, budget *int) (map[string]any, bool) {
 
 // disjoint reports whether no value can match both a and b, when that
 // follows from their types, their tuple lengths, their value sets or a
-// required property whose values differ; false when it does not follow.
+// property required by either whose values differ; false when it does not
+// follow.
 func disjoint(a, b map[string]any) bool {
 	at, bt := typeSet(a), typeSet(b)
 	if !typesOverlap(at, bt) {
@@ -321,7 +322,9 @@ func disjoint(a, b map[string]any) bool {
 	areq, breq := stringSet(a["required"]), stringSet(b["required"])
 	for name, as := range ap {
 		bs, ok := bp[name]
-		if !ok || !slices.Contains(areq, name) || !slices.Contains(breq, name) {
+		// Required on either side: a value both admit has it, and it
+		// must then match both property schemas.
+		if !ok || !slices.Contains(areq, name) && !slices.Contains(breq, name) {
 			continue
 		}
 		am, _ := as.(map[string]any)

@@ -11,8 +11,8 @@
 // plus a JSON pointer into the schema) and the source position in the new
 // contract.
 //
-//	old, _ := compile.Compile(ctx, "old/contracts")
-//	new, _ := compile.Compile(ctx, "contracts")
+//	old, _ := check.Compile(ctx, "old/contracts")
+//	new, _ := check.Compile(ctx, "contracts")
 //	rep, err := review.Compare(old, new, nil)
 //	if err != nil { ... }
 //	rep.WriteText(os.Stdout)

@@ -104,7 +104,12 @@ type diffOptions struct {
 	// toolRows reports that the operation also has tool rows (for
 	// messages both views share).
 	toolRows bool
-	vals     *valueChecker
+	// validated reports that the receivers validate response values
+	// against the old contract (realtime clients): a property or an
+	// undeclared field appearing in an object the old contract closed
+	// is refused by them.
+	validated bool
+	vals      *valueChecker
 	// defs index both sides' named definitions by body, to recognise a
 	// definition the translator inlined into a union or conjunction
 	// (#RefundReason | null, #PaymentID & =~"…"); nil: not recognised.
@@ -122,6 +127,8 @@ type schemaDiff struct {
 	active           map[string]bool // ref pairs on the current walk (cycle guard)
 	out              []schemaFinding
 	inlinedAt        string // the pointer of the inlined definition being compared (see inlinedChange)
+	wholeSetAt       string // the pointer of the union decided on whole sets being compared (see wholeSet)
+	inclusionBudget  int    // schema pairs includes may still visit (see setEffect)
 	visits           int    // node pairs compared (bounded by maxCompareNodes)
 	truncated        bool   // the bound was hit
 }
@@ -130,7 +137,7 @@ func newSchemaDiff(dir Direction, oldRoot, newRoot any, opts diffOptions) *schem
 	if opts.vals == nil {
 		opts.vals = newValueChecker()
 	}
-	return &schemaDiff{dir: dir, opts: opts, vals: opts.vals, oldRoot: oldRoot, newRoot: newRoot, active: map[string]bool{}}
+	return &schemaDiff{dir: dir, opts: opts, vals: opts.vals, oldRoot: oldRoot, newRoot: newRoot, active: map[string]bool{}, inclusionBudget: maxInclusionVisits}
 }
 
 // diffSchemas compares the canonical schema documents old and new (either
@@ -254,6 +261,18 @@ func (d *schemaDiff) compare(ptr string, ctx defCtx, oldS, newS any) {
 		}
 	}
 	or, nr := resolve(d.oldRoot, oldS), resolve(d.newRoot, newS)
+	if or.m != nil && nr.m != nil && (hasUnion(or.m) || hasUnion(nr.m)) && d.wholeSetAt != "@"+ptr {
+		// A union on either side: the sets decide (see wholeSet).
+		if e, equal, ok := d.setEffect(oldS, newS); ok {
+			wctx := ctx
+			if or.def != "" && or.def == nr.def {
+				wctx = defCtx{name: or.def, base: ptr}
+			}
+			inlinedDocs := (or.def == "") != (nr.def == "") && !refDocs(oldS) && !refDocs(newS)
+			d.wholeSet(ptr, ctx, wctx, oldS, newS, or.m, nr.m, e, equal, inlinedDocs)
+			return
+		}
+	}
 	if or.chain != "" || nr.chain != "" {
 		key := or.chain + "|" + nr.chain
 		if d.active[key] {
@@ -319,8 +338,9 @@ func (d *schemaDiff) compare(ptr string, ctx defCtx, oldS, newS any) {
 		}
 	}
 	if both("string") {
-		d.patterns(ptr, ctx, o, n)
-		d.formats(ptr, ctx, o, n)
+		po, pn := formatsAsPatterns(o, n)
+		d.patterns(ptr, ctx, po, pn)
+		d.formats(ptr, ctx, po, pn)
 	}
 	if both("array") {
 		if ob, nb := o["uniqueItems"] == true, n["uniqueItems"] == true; ob != nb {
@@ -1051,6 +1071,50 @@ func (d *schemaDiff) patterns(ptr string, ctx defCtx, o, n map[string]any) {
 	}
 }
 
+// formatLanguages are the formats whose strings are a regular language,
+// written as the pattern that admits exactly the strings pkg/validate (and
+// CUE) accept. "date" is Go's time.Parse(time.DateOnly): four digits, a
+// month 01–12, a day that exists in that month of that (proleptic
+// Gregorian) year — 29 February only in leap years.
+var formatLanguages = map[string]string{
+	"date": `^(?:[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))|(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)-02-29)$`,
+}
+
+// formatsAsPatterns returns o and n with each format only one side asserts
+// replaced by its pattern, when it has one (formatLanguages): a format
+// traded for an equivalent pattern (time.Format("2006-01-02") for a date
+// regular expression) is then one comparison of two languages — nothing
+// when they are equal — instead of a format widened and a pattern
+// narrowed on one value.
+func formatsAsPatterns(o, n map[string]any) (map[string]any, map[string]any) {
+	of, nf := stringList(o["format"]), stringList(n["format"])
+	convert := func(m map[string]any, fs, other []string) map[string]any {
+		var keep, pats []string
+		for _, f := range fs {
+			if re, ok := formatLanguages[f]; ok && !slices.Contains(other, f) {
+				pats = append(pats, re)
+			} else {
+				keep = append(keep, f)
+			}
+		}
+		if len(pats) == 0 {
+			return m
+		}
+		out := clone(m)
+		delete(out, "format")
+		if len(keep) > 0 {
+			out["format"] = typeValue(keep)
+		}
+		var all []any
+		for _, p := range append(stringList(m["pattern"]), pats...) {
+			all = append(all, p)
+		}
+		out["pattern"] = all
+		return out
+	}
+	return convert(o, of, nf), convert(n, nf, of)
+}
+
 func (d *schemaDiff) formats(ptr string, ctx defCtx, o, n map[string]any) {
 	of, nf := stringList(o["format"]), stringList(n["format"])
 	slices.Sort(of)
@@ -1084,6 +1148,11 @@ func quoteAll(ss []string) string {
 	q := make([]string, len(ss))
 	for i, s := range ss {
 		q[i] = strconv.Quote(s)
+		for name, re := range formatLanguages {
+			if s == re {
+				q[i] = "format " + name
+			}
+		}
 	}
 	return strings.Join(q, " and ")
 }
@@ -1131,7 +1200,7 @@ func (d *schemaDiff) object(ptr string, ctx defCtx, o, n map[string]any) {
 		inNew = inNew || isReq
 		switch {
 		case !inOld:
-			d.propertyAdded(p, ctx, isReq)
+			d.propertyAdded(p, ctx, isReq, openness(o) == closed)
 			continue
 		case !inNew:
 			d.propertyRemoved(p, ctx, wasReq, nClosed)
@@ -1161,7 +1230,9 @@ func (d *schemaDiff) object(ptr string, ctx defCtx, o, n map[string]any) {
 			d.addEffect("additional-properties", narrowed, p, ctx, "no longer carries undeclared fields")
 		}
 	default:
-		if d.dir == Response {
+		if d.dir == Response && d.opts.validated && oa == closed {
+			d.add("closed-object-opened", Breaking, p, ctx, "may now carry undeclared fields; clients validating frames against the old contract (stitchkit's clients do) refuse them")
+		} else if d.dir == Response {
 			// Most JSON decoders ignore unknown fields; strict or
 			// generated clients do not. Adding a response property is
 			// info, so opening the whole object is a warning.
@@ -1172,8 +1243,15 @@ func (d *schemaDiff) object(ptr string, ctx defCtx, o, n map[string]any) {
 	}
 }
 
-func (d *schemaDiff) propertyAdded(p string, ctx defCtx, required bool) {
+// propertyAdded classifies a property only the new side declares;
+// wasClosed reports that the old object refused undeclared fields.
+func (d *schemaDiff) propertyAdded(p string, ctx defCtx, required, wasClosed bool) {
 	switch {
+	case d.dir == Response && d.opts.validated && wasClosed:
+		// Realtime clients validate each event against the contract
+		// they were built from: a closed object with a field it does not
+		// know is invalid there, as an appended argument is.
+		d.add("closed-object-property-added", Breaking, p, ctx, "added to a closed object; clients validating frames against the old contract (stitchkit's clients do) refuse it")
 	case d.dir == Response:
 		d.add("property-added", Info, p, ctx, "added")
 	case required:

@@ -3,6 +3,7 @@ package review
 import (
 	"cmp"
 	"encoding/json"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -120,6 +121,10 @@ func valueSet(s map[string]any) ([]any, bool) {
 	return nil, false
 }
 
+// maxRangeValues bounds the integers a bounded integer range is
+// enumerated into (int & >=1 & <=6 is the set 1…6).
+const maxRangeValues = 1024
+
 // finiteValues returns every value s can admit when there are finitely
 // many: its const or enum values, or true/false/null for a schema typed
 // boolean and/or null only.
@@ -155,6 +160,28 @@ func (d *schemaDiff) keepAccepted(root, raw any, vs []any) []any {
 		}
 	}
 	return out
+}
+
+// rangeValues returns the integers of a small bounded integer range (int
+// & >=1 & <=6 is the set 1…6, as 1 | 2 | 3 | 4 | 5 | 6 is); the caller
+// keeps only those the whole schema admits (multipleOf).
+func rangeValues(s map[string]any) ([]any, bool) {
+	if !isIntegerOnly(s) {
+		return nil, false
+	}
+	if _, ok := valueSet(s); ok {
+		return nil, false
+	}
+	lo, _, okLo := boundOf(s, "minimum", "exclusiveMinimum", true, true)
+	hi, _, okHi := boundOf(s, "maximum", "exclusiveMaximum", false, true)
+	if !okLo || !okHi || hi-lo >= maxRangeValues || math.Abs(lo) > 1<<53 || math.Abs(hi) > 1<<53 {
+		return nil, false
+	}
+	out := []any{}
+	for v := int64(lo); v <= int64(hi); v++ {
+		out = append(out, json.Number(strconv.FormatInt(v, 10)))
+	}
+	return out, true
 }
 
 // valueTypes returns the JSON types of vs, sorted.
@@ -201,6 +228,17 @@ func (d *schemaDiff) values(ptr string, ctx defCtx, oRaw, nRaw any, o, n map[str
 	if nFin {
 		nv = d.keepAccepted(d.newRoot, nRaw, nv)
 	}
+	// A bounded integer range on the other side is the set of its
+	// integers (int & >=1 & <=6 is 1 | 2 | 3 | 4 | 5 | 6): the sets are
+	// compared value by value, in both directions; the messages still
+	// speak of the range rather than list its values.
+	oRange, nRange := false, false
+	if rv, ok := rangeValues(o); ok && nFin && !oFin {
+		ov, oFin, oRange = d.keepAccepted(d.oldRoot, oRaw, rv), true, true
+	}
+	if rv, ok := rangeValues(n); ok && oFin && !nFin {
+		nv, nFin, nRange = d.keepAccepted(d.newRoot, nRaw, rv), true, true
+	}
 	// The rule is about an enum when either side lists values, about a
 	// const when neither does; the pointer names the new side's keyword
 	// (the old side's when the new one has neither).
@@ -225,8 +263,20 @@ func (d *schemaDiff) values(ptr string, ctx defCtx, oRaw, nRaw any, o, n map[str
 			return false // a type change; types() says so
 		}
 		removed, added := valuesMinus(ov, nv), valuesMinus(nv, ov)
+		verb := "now accepts only"
+		if !req {
+			verb = "is now always"
+		}
 		switch {
 		case len(removed) == 0 && len(added) == 0:
+		case oRange && len(added) == 0:
+			d.addEffect(key, narrowed, p, ctx, "%s %s (each was allowed before)", verb, valuesOr(nv))
+		case oRange && len(removed) > 0:
+			d.addEffect(key, changed, p, ctx, "%s %s; %s was not allowed before", verb, valuesOr(nv), valuesString(added))
+		case nRange && len(removed) == 0:
+			d.addEffect(key, widened, p, ctx, "is no longer limited to %s", valuesString(ov))
+		case nRange && len(added) > 0:
+			d.addEffect(key, changed, p, ctx, "is no longer limited to %s, and %s is no longer allowed", valuesString(ov), valuesString(removed))
 		case len(added) == 0 && req:
 			d.addEffect(key, narrowed, p, ctx, "no longer accepts %s", valuesString(removed))
 		case len(added) == 0:

@@ -31,6 +31,10 @@ type viewUnit struct {
 	queryWire bool
 	// toolRows: the operation also has tool rows (see diffOptions).
 	toolRows bool
+	// validated: the receivers of these values validate them against
+	// the contract they were built from (realtime clients do, for what
+	// the server sends), so a closed object is held closed.
+	validated bool
 	// oldDoc, when set, replaces the old schema bytes (path parameters
 	// renamed positionally, so HTTP callers see the same values).
 	oldDoc json.RawMessage
@@ -57,7 +61,7 @@ func (c *comparer) diffUnits(surfaces []string, subject, nodeBase string, units 
 		var fs []schemaFinding
 		if !same {
 			var err error
-			fs, err = diffSchemas(u.dir, oldRaw, newRaw, diffOptions{unit: u.name, queryWire: u.queryWire, toolRows: u.toolRows, rootDef: def, vals: c.vals, defs: c.defIndexes()})
+			fs, err = diffSchemas(u.dir, oldRaw, newRaw, diffOptions{unit: u.name, queryWire: u.queryWire, toolRows: u.toolRows, validated: u.validated, rootDef: def, vals: c.vals, defs: c.defIndexes()})
 			if err != nil {
 				return fmt.Errorf("%s %s: %w", subject, u.name, err)
 			}
@@ -317,15 +321,45 @@ func (c *comparer) toolArgs(rows []string, id, node string, o, n *graph.Operatio
 		d := newSchemaDiff(Request, op.doc, np.doc, diffOptions{unit: unit, vals: c.vals, defs: c.defIndexes()})
 		switch {
 		case !inOld:
-			d.propertyAdded(ptr, ctx, np.required)
+			d.propertyAdded(ptr, ctx, np.required, false)
 		case !inNew:
 			d.propertyRemoved(ptr, ctx, op.required, inputClosed)
+		case scalarListChange(op.doc, op.schema, np.doc, np.schema) && slices.ContainsFunc(rows, isCLIRow):
+			// A CLI flag of a list is the flag repeated: --vet dr_lee
+			// is a list of one, as ?vet=dr_lee is on HTTP. CLI callers
+			// see the change as the query string does; MCP and Agent
+			// callers send JSON, where a string is not a list.
+			cli := slices.DeleteFunc(slices.Clone(rows), func(r string) bool { return !isCLIRow(r) })
+			json := slices.DeleteFunc(slices.Clone(rows), isCLIRow)
+			d.property(ptr, ctx, op.schema, np.schema, op.required, np.required, true)
+			c.addSchemaFindings(cli, id, node, unit, "", d.out)
+			if len(json) > 0 {
+				d = newSchemaDiff(Request, op.doc, np.doc, diffOptions{unit: unit, vals: c.vals, defs: c.defIndexes()})
+				d.property(ptr, ctx, op.schema, np.schema, op.required, np.required, false)
+				c.addSchemaFindings(json, id, node, unit, "", d.out)
+			}
+			continue
 		default:
 			d.property(ptr, ctx, op.schema, np.schema, op.required, np.required, false)
 		}
 		c.addSchemaFindings(rows, id, node, unit, "", d.out)
 	}
 	return nil
+}
+
+// isCLIRow reports whether a surface label is a CLI command.
+func isCLIRow(label string) bool { return strings.HasPrefix(label, "CLI ") }
+
+// scalarListChange reports whether a property went from a scalar to a
+// list or back (the types queryParam compares as repeated keys).
+func scalarListChange(oldRoot, oldS, newRoot, newS any) bool {
+	o, n := resolve(oldRoot, oldS).m, resolve(newRoot, newS).m
+	if o == nil || n == nil {
+		return false
+	}
+	ot, nt := typeSet(o), typeSet(n)
+	list := []string{"array"}
+	return isScalar(ot) && slices.Equal(nt, list) || slices.Equal(ot, list) && isScalar(nt)
 }
 
 func withoutProperties(m map[string]any) map[string]any {

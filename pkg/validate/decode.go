@@ -36,7 +36,9 @@ func (e *DecodeError) Error() string {
 // DecodeJSON decodes one JSON value for validation. Numbers stay
 // json.Number (their exact text), nesting is bounded, a number whose
 // exponent is beyond ±10000 is refused (exact arithmetic on 1e999999999
-// would allocate without bound), invalid UTF-8 is refused, and so is an
+// would allocate without bound), invalid UTF-8 is refused, so is a string
+// escape of half a UTF-16 surrogate pair ("\ud83d" alone: CUE refuses it,
+// where encoding/json makes it U+FFFD), and so is an
 // object that repeats a key: CUE would unify the two values and
 // encoding/json would keep the last, so a repeated key has no single
 // meaning. Trailing data after the value is an error.

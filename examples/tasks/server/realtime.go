@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"net/http"
 
 	"stitchkit.dev/stitchkit/examples/tasks/tasksapi"
@@ -28,7 +27,7 @@ func boardRoom(board string) string { return "board:" + board }
 // board's room, and every created or changed task is emitted to the main
 // board and to the board of each of its tags.
 func (a *App) newBoard() error {
-	c, err := realtime.NewContract(tasksapi.Graph(), "board", nil)
+	c, err := realtime.NewContract(a.runner.Projection(), "board")
 	if err != nil {
 		return err
 	}
@@ -39,15 +38,11 @@ func (a *App) newBoard() error {
 	if err != nil {
 		return err
 	}
-	if err := a.board.Handle("watch", func(_ context.Context, conn *realtime.Conn[struct{}], args realtime.Args) (any, error) {
-		var w tasksapi.BoardWatchArgs
-		if err := json.Unmarshal(args.JSON(), &w); err != nil {
-			return nil, err
+	if err := tasksapi.HandleBoardWatch(a.board, func(_ context.Context, conn *realtime.Conn[struct{}], w tasksapi.BoardWatchArgsItem0) (tasksapi.BoardWatchAck, error) {
+		if err := conn.Join(boardRoom(w.Board)); err != nil {
+			return tasksapi.BoardWatchAck{}, err
 		}
-		if err := conn.Join(boardRoom(w.Item0.Board)); err != nil {
-			return nil, err
-		}
-		return tasksapi.BoardWatchAck{Ok: true}, nil
+		return tasksapi.BoardWatchAck{OK: true}, nil
 	}); err != nil {
 		return err
 	}
@@ -72,13 +67,13 @@ func (a *App) emitChanged(ctx context.Context, t tasksapi.Task) {
 		}
 	}
 	for _, room := range rooms {
-		if err := a.board.Room(room).Emit(context.WithoutCancel(ctx), "taskChanged", t); err != nil {
+		if err := tasksapi.EmitBoardTaskChanged(context.WithoutCancel(ctx), a.board.Room(room), t); err != nil {
 			a.logger().Error("realtime: taskChanged", "room", room, "err", err)
 		}
 	}
 }
 
 // Shutdown closes the board's WebSockets (1001, after what is queued) and
-// waits for them, or for ctx. Call it after the HTTP server's Shutdown,
-// which does not close hijacked connections.
+// waits for them, or for ctx. Call it beside the HTTP server's Shutdown
+// (httpserver.Run does), which does not close hijacked connections.
 func (a *App) Shutdown(ctx context.Context) error { return a.board.Shutdown(ctx) }

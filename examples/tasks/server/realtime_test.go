@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"testing"
 	"time"
@@ -42,7 +43,7 @@ func startLive(t *testing.T) (*client, string) {
 // watcher is a Go client watching one board.
 func watcher(t *testing.T, url, board string) chan tasksapi.Task {
 	t.Helper()
-	c, err := realtime.NewContract(tasksapi.Graph(), "board", nil)
+	c, err := realtime.NewContract(projecttest.New(t, tasksapi.Graph(), nil), "board")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func watcher(t *testing.T, url, board string) chan tasksapi.Task {
 			return nil, err
 		}
 		select {
-		case got <- a.Item0:
+		case got <- a.Task:
 		case <-ctx.Done(): // Close waits for handlers: never block it
 		}
 		return nil, nil
@@ -88,6 +89,8 @@ func changed(t *testing.T, ch chan tasksapi.Task, want tasksapi.Task) {
 	}
 }
 
+// quiet is an absence check: a slow machine can only make it miss a stray
+// event, never fail a correct server.
 func quiet(t *testing.T, ch chan tasksapi.Task) {
 	t.Helper()
 	select {
@@ -228,6 +231,7 @@ func TestShutdownClosesWatchers(t *testing.T) {
 	}
 	defer ws.Close()
 	closed := make(chan error, 1)
+	_ = ws.SetReadDeadline(time.Now().Add(10 * time.Second)) // bounds <-closed below
 	go func() {
 		_, _, err := ws.ReadMessage()
 		closed <- err

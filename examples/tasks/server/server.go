@@ -4,7 +4,12 @@
 // mount.
 //
 //	app, err := server.New(server.NewMemoryStore(nil), nil)
-//	http.ListenAndServe("127.0.0.1:8080", app.Handler()) // /api/tasks, /api/v1/files, /graph.json
+//	ln, err := net.Listen("tcp", "127.0.0.1:8080")
+//	srv := httpserver.New(app.Handler(), nil) // /api/tasks, /api/v1/files, /graph.json
+//	err = httpserver.Run(ctx, srv, ln, nil, app.Shutdown)
+//
+// (httpserver bounds what clients can make the server spend and closes
+// the board's WebSockets on shutdown; see docs/limits.md.)
 //
 // The board realtime contract is served at /realtime/board: watching a
 // board (watch {board: "main"}) gets taskChanged for every task created
@@ -30,6 +35,7 @@ import (
 	"stitchkit.dev/stitchkit/examples/tasks/tasksapi"
 	"stitchkit.dev/stitchkit/pkg/mount"
 	httpmount "stitchkit.dev/stitchkit/pkg/mount/http"
+	"stitchkit.dev/stitchkit/pkg/project"
 	"stitchkit.dev/stitchkit/pkg/realtime"
 )
 
@@ -73,13 +79,19 @@ func New(store Store, opts *Options) (*App, error) {
 	if opts != nil {
 		a.opts = *opts
 	}
-	impl, err := tasksapi.Register(tasksapi.Services{Tasks: tasks{a}, Files: files{a}, Runtime: runtime{a}})
+	impl, err := tasksapi.Register(tasksapi.Services{Tasks: tasks{app: a}, Files: files{app: a}, Runtime: runtime{app: a}})
+	if err != nil {
+		return nil, err
+	}
+	// The one projection: the HTTP prefix is stated here, once; the HTTP
+	// mount, the realtime board and the manifest test read it.
+	p, err := project.New(tasksapi.Graph(), &project.Options{HTTPPrefix: APIPrefix})
 	if err != nil {
 		return nil, err
 	}
 	// RequireAll: the example implements its whole contract; a contract
 	// change that adds an operation must fail here, not answer 501.
-	a.runner, err = mount.New(impl, &mount.Options{Hooks: a.opts.Hooks, Logger: a.opts.Logger, RequireAll: true})
+	a.runner, err = mount.New(impl, &mount.Options{Projection: p, Hooks: a.opts.Hooks, Logger: a.opts.Logger, RequireAll: true})
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +99,6 @@ func New(store Store, opts *Options) (*App, error) {
 	if a.opts.HTTP != nil {
 		hopts = *a.opts.HTTP
 	}
-	hopts.Prefix = APIPrefix
 	if a.api, err = httpmount.New(a.runner, &hopts); err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"stitchkit.dev/stitchkit/examples/tasks/tasksapi"
 	"stitchkit.dev/stitchkit/pkg/mount"
+	"stitchkit.dev/stitchkit/pkg/project"
 )
 
 // Limits the contract leaves to the app.
@@ -21,7 +22,10 @@ const (
 )
 
 // tasks implements tasksapi.TasksService over a Store.
-type tasks struct{ app *App }
+type tasks struct {
+	tasksapi.UnimplementedTasksService
+	app *App
+}
 
 var _ tasksapi.TasksService = tasks{}
 
@@ -36,8 +40,7 @@ func taskError(err error, conflictDeclared bool) error {
 	case errors.Is(err, ErrConflict) && conflictDeclared:
 		return mount.NewError(tasksapi.CodeTaskConflict, "")
 	case errors.Is(err, ErrConflict):
-		return &mount.Error{Code: "VALIDATION_ERROR", Message: "Invalid input: /title: another task has this title",
-			Details: map[string]any{"issues": []map[string]string{{"in": "input", "path": "/title", "keyword": "unique", "message": "another task has this title"}}}}
+		return mount.Invalid(mount.Issue{In: project.PartInput, Path: "/title", Keyword: "unique", Message: "another task has this title"})
 	}
 	return err
 }
@@ -53,8 +56,7 @@ func (s tasks) List(ctx context.Context, q tasksapi.TasksListQuery) (tasksapi.Ta
 	}
 	items, next, err := s.app.store.ListTasks(ctx, TaskFilter{Done: q.Done, Tags: q.Tag}, cursor, limit)
 	if errors.Is(err, ErrBadCursor) {
-		return tasksapi.TasksListOutput{}, &mount.Error{Code: "VALIDATION_ERROR", Message: "Invalid query: /cursor: not a cursor this server issued",
-			Details: map[string]any{"issues": []map[string]string{{"in": "query", "path": "/cursor", "keyword": "cursor", "message": "not a cursor this server issued"}}}}
+		return tasksapi.TasksListOutput{}, mount.Invalid(mount.Issue{In: project.PartQuery, Path: "/cursor", Keyword: "cursor", Message: "not a cursor this server issued"})
 	}
 	if err != nil {
 		return tasksapi.TasksListOutput{}, err
@@ -157,7 +159,10 @@ func (s tasks) Purge(ctx context.Context, q tasksapi.TasksPurgeQuery) error {
 }
 
 // files implements tasksapi.FilesService over a Store.
-type files struct{ app *App }
+type files struct {
+	tasksapi.UnimplementedFilesService
+	app *App
+}
 
 var _ tasksapi.FilesService = files{}
 
@@ -188,7 +193,10 @@ func (s files) Upload(ctx context.Context, p tasksapi.FilesUploadParams, in task
 }
 
 // runtime implements tasksapi.RuntimeTools.
-type runtime struct{ app *App }
+type runtime struct {
+	tasksapi.UnimplementedRuntimeTools
+	app *App
+}
 
 var _ tasksapi.RuntimeTools = runtime{}
 

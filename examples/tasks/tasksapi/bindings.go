@@ -14,13 +14,13 @@ import (
 // its operation declares by returning mount.NewError(code, message); an
 // empty message sends the contract's.
 const (
-	// CodeFileNotFound is 404: File not found
+	// CodeFileNotFound is FILE_NOT_FOUND (HTTP 404): File not found.
 	CodeFileNotFound = "FILE_NOT_FOUND"
-	// CodeFileTooLarge is 413: File is too large
+	// CodeFileTooLarge is FILE_TOO_LARGE (HTTP 413): File is too large.
 	CodeFileTooLarge = "FILE_TOO_LARGE"
-	// CodeTaskConflict is 409: A task with this title already exists
+	// CodeTaskConflict is TASK_CONFLICT (HTTP 409): A task with this title already exists.
 	CodeTaskConflict = "TASK_CONFLICT"
-	// CodeTaskNotFound is 404: Task not found
+	// CodeTaskNotFound is TASK_NOT_FOUND (HTTP 404): Task not found.
 	CodeTaskNotFound = "TASK_NOT_FOUND"
 )
 
@@ -29,80 +29,203 @@ const (
 // validated its arguments (defaults applied) before the call and validates its
 // result after. Return a *mount.Error to answer with a code the operation can
 // answer; any other error is INTERNAL_SERVER_ERROR.
+//
+// An implementation embeds UnimplementedFilesService, so that an operation
+// added to the contract later keeps it compiling (and answers NOT_IMPLEMENTED
+// until it is written).
 type FilesService interface {
 	// Get is files.get (GET /v1/files/content/{path...}): Read a file's metadata
-	// by path.
-	// Besides the framework's codes it may answer FILE_NOT_FOUND.
+	// by path. Besides the framework's codes it may answer FILE_NOT_FOUND.
 	Get(ctx context.Context, params FilesGetParams) (FilesGetOutput, error)
 
 	// List is files.list (GET /v1/files): List attached files.
 	List(ctx context.Context, query FilesListQuery) (FilesListOutput, error)
 
 	// Upload is files.upload (PUT /v1/files/content/{path...}): Store a small text
-	// file.
-	// Besides the framework's codes it may answer FILE_TOO_LARGE.
+	// file. Besides the framework's codes it may answer FILE_TOO_LARGE.
 	Upload(ctx context.Context, params FilesUploadParams, in FilesUploadInput) (FilesUploadOutput, error)
+
+	mustEmbedUnimplementedFilesService()
 }
+
+// UnimplementedFilesService answers NOT_IMPLEMENTED for every method of
+// FilesService. Embed it (by value) in an implementation and write the methods
+// you serve.
+type UnimplementedFilesService struct{}
+
+// Get answers NOT_IMPLEMENTED.
+func (UnimplementedFilesService) Get(ctx context.Context, params FilesGetParams) (FilesGetOutput, error) {
+	var out FilesGetOutput
+	return out, mount.NewError("NOT_IMPLEMENTED", "")
+}
+
+// List answers NOT_IMPLEMENTED.
+func (UnimplementedFilesService) List(ctx context.Context, query FilesListQuery) (FilesListOutput, error) {
+	var out FilesListOutput
+	return out, mount.NewError("NOT_IMPLEMENTED", "")
+}
+
+// Upload answers NOT_IMPLEMENTED.
+func (UnimplementedFilesService) Upload(ctx context.Context, params FilesUploadParams, in FilesUploadInput) (FilesUploadOutput, error) {
+	var out FilesUploadOutput
+	return out, mount.NewError("NOT_IMPLEMENTED", "")
+}
+
+func (UnimplementedFilesService) mustEmbedUnimplementedFilesService() {}
 
 // TasksService holds the operations of the tasks service (prefix /tasks,
 // default scope user). Each method is one operation; the runner has validated
 // its arguments (defaults applied) before the call and validates its result
 // after. Return a *mount.Error to answer with a code the operation can answer;
 // any other error is INTERNAL_SERVER_ERROR.
+//
+// An implementation embeds UnimplementedTasksService, so that an operation
+// added to the contract later keeps it compiling (and answers NOT_IMPLEMENTED
+// until it is written).
 type TasksService interface {
 	// Complete is tasks.complete (POST /tasks/{id}/complete): Mark a task done.
 	// Besides the framework's codes it may answer TASK_NOT_FOUND.
 	Complete(ctx context.Context, params TasksCompleteParams) (TasksCompleteOutput, error)
 
-	// Create is tasks.create (POST /tasks): Create a task.
-	// Besides the framework's codes it may answer TASK_CONFLICT.
+	// Create is tasks.create (POST /tasks): Create a task. Besides the framework's
+	// codes it may answer TASK_CONFLICT.
 	Create(ctx context.Context, in TasksCreateInput) (TasksCreateOutput, error)
 
-	// Delete is tasks.delete (DELETE /tasks/{id}): Delete a task.
-	// Besides the framework's codes it may answer TASK_NOT_FOUND.
+	// Delete is tasks.delete (DELETE /tasks/{id}): Delete a task. Besides the
+	// framework's codes it may answer TASK_NOT_FOUND.
 	Delete(ctx context.Context, params TasksDeleteParams) error
 
 	// Exists is tasks.exists (HEAD /tasks/{id}/exists): Check that a task exists.
 	// Besides the framework's codes it may answer TASK_NOT_FOUND.
 	Exists(ctx context.Context, params TasksExistsParams) error
 
-	// Get is tasks.get (GET /tasks/{id}): Get one task.
-	// Besides the framework's codes it may answer TASK_NOT_FOUND.
+	// Get is tasks.get (GET /tasks/{id}): Get one task. Besides the framework's
+	// codes it may answer TASK_NOT_FOUND.
 	Get(ctx context.Context, params TasksGetParams) (TasksGetOutput, error)
 
 	// List is tasks.list (GET /tasks): List tasks.
 	List(ctx context.Context, query TasksListQuery) (TasksListOutput, error)
 
 	// Notify is tasks.notify (POST /tasks/{id}/notify): Send a reminder about a
-	// task.
-	// Besides the framework's codes it may answer TASK_NOT_FOUND.
+	// task. Besides the framework's codes it may answer TASK_NOT_FOUND.
 	Notify(ctx context.Context, params TasksNotifyParams, in TasksNotifyInput) (TasksNotifyOutput, error)
 
 	// Purge is tasks.purge (DELETE /tasks): Delete all tasks.
 	Purge(ctx context.Context, query TasksPurgeQuery) error
 
-	// Rename is tasks.rename (PATCH /tasks/{id}/title): Rename a task.
-	// Besides the framework's codes it may answer TASK_NOT_FOUND.
+	// Rename is tasks.rename (PATCH /tasks/{id}/title): Rename a task. Besides the
+	// framework's codes it may answer TASK_NOT_FOUND.
 	Rename(ctx context.Context, params TasksRenameParams, in TasksRenameInput) (TasksRenameOutput, error)
 
 	// Search is tasks.search (GET /tasks/search): Search tasks by text.
 	Search(ctx context.Context, query TasksSearchQuery) (TasksSearchOutput, error)
 
-	// Update is tasks.update (PUT /tasks/{id}): Replace a task.
-	// Besides the framework's codes it may answer TASK_CONFLICT, TASK_NOT_FOUND.
+	// Update is tasks.update (PUT /tasks/{id}): Replace a task. Besides the
+	// framework's codes it may answer TASK_CONFLICT, TASK_NOT_FOUND.
 	Update(ctx context.Context, params TasksUpdateParams, in TasksUpdateInput) (TasksUpdateOutput, error)
+
+	mustEmbedUnimplementedTasksService()
 }
+
+// UnimplementedTasksService answers NOT_IMPLEMENTED for every method of
+// TasksService. Embed it (by value) in an implementation and write the methods
+// you serve.
+type UnimplementedTasksService struct{}
+
+// Complete answers NOT_IMPLEMENTED.
+func (UnimplementedTasksService) Complete(ctx context.Context, params TasksCompleteParams) (TasksCompleteOutput, error) {
+	var out TasksCompleteOutput
+	return out, mount.NewError("NOT_IMPLEMENTED", "")
+}
+
+// Create answers NOT_IMPLEMENTED.
+func (UnimplementedTasksService) Create(ctx context.Context, in TasksCreateInput) (TasksCreateOutput, error) {
+	var out TasksCreateOutput
+	return out, mount.NewError("NOT_IMPLEMENTED", "")
+}
+
+// Delete answers NOT_IMPLEMENTED.
+func (UnimplementedTasksService) Delete(ctx context.Context, params TasksDeleteParams) error {
+	return mount.NewError("NOT_IMPLEMENTED", "")
+}
+
+// Exists answers NOT_IMPLEMENTED.
+func (UnimplementedTasksService) Exists(ctx context.Context, params TasksExistsParams) error {
+	return mount.NewError("NOT_IMPLEMENTED", "")
+}
+
+// Get answers NOT_IMPLEMENTED.
+func (UnimplementedTasksService) Get(ctx context.Context, params TasksGetParams) (TasksGetOutput, error) {
+	var out TasksGetOutput
+	return out, mount.NewError("NOT_IMPLEMENTED", "")
+}
+
+// List answers NOT_IMPLEMENTED.
+func (UnimplementedTasksService) List(ctx context.Context, query TasksListQuery) (TasksListOutput, error) {
+	var out TasksListOutput
+	return out, mount.NewError("NOT_IMPLEMENTED", "")
+}
+
+// Notify answers NOT_IMPLEMENTED.
+func (UnimplementedTasksService) Notify(ctx context.Context, params TasksNotifyParams, in TasksNotifyInput) (TasksNotifyOutput, error) {
+	var out TasksNotifyOutput
+	return out, mount.NewError("NOT_IMPLEMENTED", "")
+}
+
+// Purge answers NOT_IMPLEMENTED.
+func (UnimplementedTasksService) Purge(ctx context.Context, query TasksPurgeQuery) error {
+	return mount.NewError("NOT_IMPLEMENTED", "")
+}
+
+// Rename answers NOT_IMPLEMENTED.
+func (UnimplementedTasksService) Rename(ctx context.Context, params TasksRenameParams, in TasksRenameInput) (TasksRenameOutput, error) {
+	var out TasksRenameOutput
+	return out, mount.NewError("NOT_IMPLEMENTED", "")
+}
+
+// Search answers NOT_IMPLEMENTED.
+func (UnimplementedTasksService) Search(ctx context.Context, query TasksSearchQuery) (TasksSearchOutput, error) {
+	var out TasksSearchOutput
+	return out, mount.NewError("NOT_IMPLEMENTED", "")
+}
+
+// Update answers NOT_IMPLEMENTED.
+func (UnimplementedTasksService) Update(ctx context.Context, params TasksUpdateParams, in TasksUpdateInput) (TasksUpdateOutput, error) {
+	var out TasksUpdateOutput
+	return out, mount.NewError("NOT_IMPLEMENTED", "")
+}
+
+func (UnimplementedTasksService) mustEmbedUnimplementedTasksService() {}
 
 // RuntimeTools holds the runtime tools of the contract: operations with an
 // identity but no route. Each method is one operation; the runner has
 // validated its arguments (defaults applied) before the call and validates its
 // result after. Return a *mount.Error to answer with a code the operation can
 // answer; any other error is INTERNAL_SERVER_ERROR.
+//
+// An implementation embeds UnimplementedRuntimeTools, so that an operation
+// added to the contract later keeps it compiling (and answers NOT_IMPLEMENTED
+// until it is written).
 type RuntimeTools interface {
 	// TaskStats is the runtime tool task_stats (identity tasks.stats, GET): Count
 	// open and done tasks.
 	TaskStats(ctx context.Context, in TaskStatsInput) (TaskStatsOutput, error)
+
+	mustEmbedUnimplementedRuntimeTools()
 }
+
+// UnimplementedRuntimeTools answers NOT_IMPLEMENTED for every method of
+// RuntimeTools. Embed it (by value) in an implementation and write the methods
+// you serve.
+type UnimplementedRuntimeTools struct{}
+
+// TaskStats answers NOT_IMPLEMENTED.
+func (UnimplementedRuntimeTools) TaskStats(ctx context.Context, in TaskStatsInput) (TaskStatsOutput, error) {
+	var out TaskStatsOutput
+	return out, mount.NewError("NOT_IMPLEMENTED", "")
+}
+
+func (UnimplementedRuntimeTools) mustEmbedUnimplementedRuntimeTools() {}
 
 // Services holds the implementation of each service. A nil field leaves its
 // operations unbound: the runner answers them NOT_IMPLEMENTED.

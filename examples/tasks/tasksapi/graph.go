@@ -12,10 +12,15 @@ import (
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
 
-// GraphDigest is the digest of the graph this package was generated from
+// graphDigest is the digest of the graph this package was generated from
 // (graph.DigestOf of the loaded graph). The embedded graph.json is checked
 // against it when the package initialises.
-const GraphDigest = "b99c73b0134e9433"
+const graphDigest = "b99c73b0134e9433"
+
+// GraphDigest returns the digest of the contract's graph (graph.DigestOf).
+// It is a function, not a constant: every contract change changes it, and
+// a constant's value is part of a package's API.
+func GraphDigest() string { return graphDigest }
 
 //go:embed graph.json
 var graphJSON []byte
@@ -36,8 +41,8 @@ func load() *graph.Graph {
 	if err != nil {
 		panic(fmt.Sprintf("embedded graph.json: %v", err))
 	}
-	if d != GraphDigest {
-		panic(fmt.Sprintf("embedded graph.json has digest %s, the generated code expects %s: regenerate with stitch gen", d, GraphDigest))
+	if d != graphDigest {
+		panic(fmt.Sprintf("embedded graph.json has digest %s, the generated code expects %s: regenerate with stitch gen", d, graphDigest))
 	}
 	return g
 }

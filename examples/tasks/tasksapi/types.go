@@ -9,28 +9,30 @@ import (
 )
 
 // TaskID: Schemas shared by several operations. Definitions are closed:
-// unknown
-// fields are refused (additionalProperties: false).
+// unknown fields are refused (additionalProperties: false).
 type TaskID string
 
-// File is an object.
+// File is the definition #File.
 type File struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
 	Path string `json:"path"`
 	Size int64  `json:"size"`
 }
 
-// Tag is a string.
+// Tag is the definition #Tag.
 type Tag string
 
 // Tags: #Tags is named so schemas can share it. (A reference to the optional
-// field
-// itself, tags?: #Task.tags, compiles, but CUE refuses every value for it —
-// "cannot reference optional field" — so its schema says the field must be
-// absent.)
+// field itself, tags?: #Task.tags, compiles, but CUE refuses every value for
+// it — "cannot reference optional field" — so its schema says the field must
+// be absent.)
 type Tags []Tag
 
-// Task is an object.
+// Task is the definition #Task.
 type Task struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
 	Done  bool   `json:"done"`
 	ID    TaskID `json:"id"`
 	Tags  Tags   `json:"tags,omitzero"`
@@ -40,22 +42,30 @@ type Task struct {
 // FilesGetParams is the path parameters of files.get (GET
 // /v1/files/content/{path...}): Read a file's metadata by path.
 type FilesGetParams struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
 	Path string `json:"path"`
 }
 
 // FilesGetOutput is the output of files.get (GET /v1/files/content/{path...}):
 // Read a file's metadata by path.
+//
+// It is File, the type of a definition with the same schema.
 type FilesGetOutput = File
 
 // FilesListQuery is the query parameters of files.list (GET /v1/files): List
 // attached files.
 type FilesListQuery struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
 	Task *TaskID `json:"task,omitzero"`
 }
 
 // FilesListOutput is the output of files.list (GET /v1/files): List attached
 // files.
 type FilesListOutput struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
 	// Default: [] (applied before a handler sees the value).
 	Items []File `json:"items"`
 }
@@ -72,33 +82,43 @@ func (v FilesListOutput) MarshalJSON() ([]byte, error) {
 // FilesUploadParams is the path parameters of files.upload (PUT
 // /v1/files/content/{path...}): Store a small text file.
 type FilesUploadParams struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
 	Path string `json:"path"`
 }
 
 // FilesUploadInput is the input of files.upload (PUT
 // /v1/files/content/{path...}): Store a small text file.
 type FilesUploadInput struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
 	Content string `json:"content"`
 }
 
 // FilesUploadOutput is the output of files.upload (PUT
 // /v1/files/content/{path...}): Store a small text file.
 //
-// It has the same schema as FilesGetOutput.
+// It is File, the type of a definition with the same schema.
 type FilesUploadOutput = File
 
 // TasksCompleteParams is the path parameters of tasks.complete (POST
 // /tasks/{id}/complete): Mark a task done.
 type TasksCompleteParams struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
 	ID string `json:"id"`
 }
 
 // TasksCompleteOutput is the output of tasks.complete (POST
 // /tasks/{id}/complete): Mark a task done.
+//
+// It is Task, the type of a definition with the same schema.
 type TasksCompleteOutput = Task
 
 // TasksCreateInput is the input of tasks.create (POST /tasks): Create a task.
 type TasksCreateInput struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
 	Tags  Tags   `json:"tags,omitzero"`
 	Title string `json:"title"`
 }
@@ -106,35 +126,43 @@ type TasksCreateInput struct {
 // TasksCreateOutput is the output of tasks.create (POST /tasks): Create a
 // task.
 //
-// It has the same schema as TasksCompleteOutput.
+// It is Task, the type of a definition with the same schema.
 type TasksCreateOutput = Task
 
 // TasksDeleteParams is the path parameters of tasks.delete (DELETE
 // /tasks/{id}): Delete a task.
-//
-// It has the same schema as TasksCompleteParams.
-type TasksDeleteParams = TasksCompleteParams
+type TasksDeleteParams struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
+	ID string `json:"id"`
+}
 
 // TasksExistsParams is the path parameters of tasks.exists (HEAD
 // /tasks/{id}/exists): Check that a task exists.
-//
-// It has the same schema as TasksCompleteParams.
-type TasksExistsParams = TasksCompleteParams
+type TasksExistsParams struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
+	ID string `json:"id"`
+}
 
 // TasksGetParams is the path parameters of tasks.get (GET /tasks/{id}): Get
 // one task.
 type TasksGetParams struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
 	ID TaskID `json:"id"`
 }
 
 // TasksGetOutput is the output of tasks.get (GET /tasks/{id}): Get one task.
 //
-// It has the same schema as TasksCompleteOutput.
+// It is Task, the type of a definition with the same schema.
 type TasksGetOutput = Task
 
 // TasksListQuery is the query parameters of tasks.list (GET /tasks): List
 // tasks.
 type TasksListQuery struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
 	Cursor *string `json:"cursor,omitzero"`
 	Done   *bool   `json:"done,omitzero"`
 	Limit  *int64  `json:"limit,omitzero"`
@@ -143,6 +171,8 @@ type TasksListQuery struct {
 
 // TasksListOutput is the output of tasks.list (GET /tasks): List tasks.
 type TasksListOutput struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
 	// Default: [] (applied before a handler sees the value).
 	Items []Task  `json:"items"`
 	Next  *string `json:"next,omitzero"`
@@ -159,9 +189,11 @@ func (v TasksListOutput) MarshalJSON() ([]byte, error) {
 
 // TasksNotifyParams is the path parameters of tasks.notify (POST
 // /tasks/{id}/notify): Send a reminder about a task.
-//
-// It has the same schema as TasksCompleteParams.
-type TasksNotifyParams = TasksCompleteParams
+type TasksNotifyParams struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
+	ID string `json:"id"`
+}
 
 // TasksNotifyInput is the input of tasks.notify (POST /tasks/{id}/notify):
 // Send a reminder about a task.
@@ -234,16 +266,20 @@ func (u *TasksNotifyInput) UnmarshalJSON(b []byte) error {
 	return fmt.Errorf("tasksapi.TasksNotifyInput: unknown kind %q", d)
 }
 
-// TasksNotifyInputEmail is an object.
+// TasksNotifyInputEmail is the "email" variant of TasksNotifyInput.
 type TasksNotifyInputEmail struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
 	Address string `json:"address"`
 
 	// Always "email".
 	Kind string `json:"kind"`
 }
 
-// TasksNotifyInputSms is an object.
+// TasksNotifyInputSms is the "sms" variant of TasksNotifyInput.
 type TasksNotifyInputSms struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
 	// Always "sms".
 	Kind  string `json:"kind"`
 	Phone string `json:"phone"`
@@ -252,42 +288,53 @@ type TasksNotifyInputSms struct {
 // TasksNotifyOutput is the output of tasks.notify (POST /tasks/{id}/notify):
 // Send a reminder about a task.
 type TasksNotifyOutput struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
 	Sent bool `json:"sent"`
 }
 
 // TasksPurgeQuery is the query parameters of tasks.purge (DELETE /tasks):
 // Delete all tasks.
 type TasksPurgeQuery struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
 	OlderThanDays *int64 `json:"olderThanDays,omitzero"`
 }
 
 // TasksRenameParams is the path parameters of tasks.rename (PATCH
 // /tasks/{id}/title): Rename a task.
-//
-// It has the same schema as TasksCompleteParams.
-type TasksRenameParams = TasksCompleteParams
+type TasksRenameParams struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
+	ID string `json:"id"`
+}
 
 // TasksRenameInput is the input of tasks.rename (PATCH /tasks/{id}/title):
 // Rename a task.
 type TasksRenameInput struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
 	Title string `json:"title"`
 }
 
 // TasksRenameOutput is the output of tasks.rename (PATCH /tasks/{id}/title):
 // Rename a task.
 //
-// It has the same schema as TasksCompleteOutput.
+// It is Task, the type of a definition with the same schema.
 type TasksRenameOutput = Task
 
 // TasksSearchQuery is the query parameters of tasks.search (GET
 // /tasks/search): Search tasks by text.
 type TasksSearchQuery struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
 	Fields []TasksSearchQueryFieldsItem `json:"fields,omitzero"`
 	Limit  *int64                       `json:"limit,omitzero"`
 	Q      string                       `json:"q"`
 }
 
-// TasksSearchQueryFieldsItem is a string.
+// TasksSearchQueryFieldsItem is the type of the elements of
+// TasksSearchQuery.Fields.
 type TasksSearchQueryFieldsItem string
 
 // The values of TasksSearchQueryFieldsItem.
@@ -299,6 +346,8 @@ const (
 // TasksSearchOutput is the output of tasks.search (GET /tasks/search): Search
 // tasks by text.
 type TasksSearchOutput struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
 	// Default: [] (applied before a handler sees the value).
 	Items []Task `json:"items"`
 }
@@ -314,13 +363,17 @@ func (v TasksSearchOutput) MarshalJSON() ([]byte, error) {
 
 // TasksUpdateParams is the path parameters of tasks.update (PUT /tasks/{id}):
 // Replace a task.
-//
-// It has the same schema as TasksGetParams.
-type TasksUpdateParams = TasksGetParams
+type TasksUpdateParams struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
+	ID TaskID `json:"id"`
+}
 
 // TasksUpdateInput is the input of tasks.update (PUT /tasks/{id}): Replace a
 // task.
 type TasksUpdateInput struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
 	Done  bool   `json:"done"`
 	Tags  Tags   `json:"tags,omitzero"`
 	Title string `json:"title"`
@@ -329,18 +382,22 @@ type TasksUpdateInput struct {
 // TasksUpdateOutput is the output of tasks.update (PUT /tasks/{id}): Replace a
 // task.
 //
-// It has the same schema as TasksCompleteOutput.
+// It is Task, the type of a definition with the same schema.
 type TasksUpdateOutput = Task
 
 // TaskStatsInput is the input of the runtime tool task_stats: Count open and
 // done tasks.
 type TaskStatsInput struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
 	Tag *Tag `json:"tag,omitzero"`
 }
 
 // TaskStatsOutput is the output of the runtime tool task_stats: Count open and
 // done tasks.
 type TaskStatsOutput struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
 	Done int64 `json:"done"`
 	Open int64 `json:"open"`
 }
@@ -348,13 +405,17 @@ type TaskStatsOutput struct {
 // DoctorCommandInput is the input of the CLI command doctor: Check the local
 // configuration.
 type DoctorCommandInput struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
 	Verbose *bool `json:"verbose,omitzero"`
 }
 
 // DoctorCommandOutput is the output of the CLI command doctor: Check the local
 // configuration.
 type DoctorCommandOutput struct {
-	Ok bool `json:"ok"`
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
+	OK bool `json:"ok"`
 
 	// Default: [] (applied before a handler sees the value).
 	Problems []string `json:"problems"`
@@ -372,15 +433,17 @@ func (v DoctorCommandOutput) MarshalJSON() ([]byte, error) {
 // BoardTaskChangedArgs is the arguments of the realtime event
 // board.taskChanged (serverToClient): A task was created or changed.
 //
-// It is written and read as a JSON array: Item0 is position 0, and so on.
+// It is written and read as a JSON array, one field per position in order.
 type BoardTaskChangedArgs struct {
-	Item0 Task
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
+	Task Task
 }
 
 // MarshalJSON writes t as a JSON array.
 func (t BoardTaskChangedArgs) MarshalJSON() ([]byte, error) {
 	a := make([]any, 0, 1)
-	a = append(a, t.Item0)
+	a = append(a, t.Task)
 	return json.Marshal(a)
 }
 
@@ -397,7 +460,7 @@ func (t *BoardTaskChangedArgs) UnmarshalJSON(b []byte) error {
 	if len(a) > 1 {
 		return fmt.Errorf("tasksapi.BoardTaskChangedArgs: %d elements, want at most 1", len(a))
 	}
-	if err := json.Unmarshal(a[0], &t.Item0); err != nil {
+	if err := json.Unmarshal(a[0], &t.Task); err != nil {
 		return fmt.Errorf("tasksapi.BoardTaskChangedArgs[0]: %w", err)
 	}
 	return nil
@@ -406,8 +469,10 @@ func (t *BoardTaskChangedArgs) UnmarshalJSON(b []byte) error {
 // BoardWatchArgs is the arguments of the realtime event board.watch
 // (clientToServer): Start watching a board; acknowledged with ok.
 //
-// It is written and read as a JSON array: Item0 is position 0, and so on.
+// It is written and read as a JSON array, one field per position in order.
 type BoardWatchArgs struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
 	Item0 BoardWatchArgsItem0
 }
 
@@ -437,13 +502,17 @@ func (t *BoardWatchArgs) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// BoardWatchArgsItem0 is an object.
+// BoardWatchArgsItem0 is the type of position 0 of BoardWatchArgs.
 type BoardWatchArgsItem0 struct {
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
 	Board string `json:"board"`
 }
 
 // BoardWatchAck is the acknowledgement of the realtime event board.watch
 // (clientToServer): Start watching a board; acknowledged with ok.
 type BoardWatchAck struct {
-	Ok bool `json:"ok"`
+	_ [0]func() // not comparable: fields may be added (docs/gen.md)
+
+	OK bool `json:"ok"`
 }

@@ -14,7 +14,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"stitchkit.dev/stitchkit/pkg/conformance"
 	"stitchkit.dev/stitchkit/pkg/graph"
@@ -28,7 +27,8 @@ type Toolset interface {
 	Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error)
 }
 
-// New returns the agent driver of g's agent surface over tools. Tool names
+// New returns the agent driver of the agent surface of the projection p
+// over tools. Tool names
 // come from the projector, so a Call names an operation, not a tool.
 //
 // A successful call is a success with the output as data (none for a tool
@@ -36,14 +36,14 @@ type Toolset interface {
 // its tool error envelope {"error":CODE,"details"?}
 // ([conformance.ErrorObservation]); an error that is no envelope (a
 // cancelled context) fails the probe.
-func New(g *graph.Graph, tools Toolset) (conformance.Driver, error) {
+func New(p *project.Projection, tools Toolset) (conformance.Driver, error) {
 	if tools == nil {
 		return nil, errors.New("agentdriver: no toolset")
 	}
-	ts, err := project.ToolSurfaces(g)
-	if err != nil {
-		return nil, fmt.Errorf("agentdriver: %w", err)
+	if p == nil {
+		return nil, errors.New("agentdriver: nil projection")
 	}
+	ts := p.Tools()
 	return &driver{tools: tools, index: conformance.NewToolIndex(ts.Surface(graph.AGENT, ""), "a tool of the agent surface")}, nil
 }
 

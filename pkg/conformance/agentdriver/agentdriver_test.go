@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"testing"
 
 	"stitchkit.dev/stitchkit/internal/graphfixture"
@@ -40,7 +41,7 @@ func TestDriver(t *testing.T) {
 		t.Fatal(err)
 	}
 	tools := &fakeTools{}
-	d, err := New(g, tools)
+	d, err := New(projecttest.New(t, g, nil), tools)
 	if err != nil {
 		t.Fatal(err)
 	}

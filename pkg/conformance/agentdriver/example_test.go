@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"stitchkit.dev/stitchkit/pkg/project"
 
 	"stitchkit.dev/stitchkit/pkg/conformance"
 	"stitchkit.dev/stitchkit/pkg/conformance/agentdriver"
@@ -31,7 +32,12 @@ func ExampleNew() {
 		fmt.Println(err)
 		return
 	}
-	d, _ := agentdriver.New(g, tools)
+	proj, err := project.New(g, nil) // the one projection
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	d, _ := agentdriver.New(proj, tools)
 	o, err := d.Invoke(context.Background(), conformance.Call{Operation: "tasks.create", Args: map[string]any{"title": ""}})
 	b, _ := o.Canonical()
 	fmt.Println(string(b), err)

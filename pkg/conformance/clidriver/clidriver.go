@@ -75,7 +75,8 @@ func Binary(path string, prefix ...string) Runner {
 	}
 }
 
-// New returns the CLI driver of g's CLI surface over run.
+// New returns the CLI driver of the CLI surface of the projection p over
+// run.
 //
 // A Call becomes `<command> --json --name=value …`: the command is the
 // operation's CLI name; a string argument is passed as is, anything else
@@ -86,14 +87,14 @@ func Binary(path string, prefix ...string) Runner {
 // the tool error envelope on stderr is [conformance.ErrorObservation];
 // anything else is a domain_error with the exit status and stderr as
 // diagnostic.
-func New(g *graph.Graph, run Runner) (conformance.Driver, error) {
+func New(p *project.Projection, run Runner) (conformance.Driver, error) {
 	if run == nil {
 		return nil, errors.New("clidriver: no runner")
 	}
-	ts, err := project.ToolSurfaces(g)
-	if err != nil {
-		return nil, fmt.Errorf("clidriver: %w", err)
+	if p == nil {
+		return nil, errors.New("clidriver: nil projection")
 	}
+	ts := p.Tools()
 	return &driver{run: run, index: conformance.NewToolIndex(ts.Surface(graph.CLI, ""), "a command of the CLI surface")}, nil
 }
 

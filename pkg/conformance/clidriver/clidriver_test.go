@@ -5,6 +5,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"testing"
 
 	"stitchkit.dev/stitchkit/internal/graphfixture"
@@ -61,7 +62,7 @@ func TestDriver(t *testing.T) {
 			conformance.Call{Operation: "tasks.stats"}, `{"data":{"done":2,"open":1},"outcome":"success"}`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := New(g, tc.run())
+			d, err := New(projecttest.New(t, g, nil), tc.run())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,7 +76,7 @@ func TestDriver(t *testing.T) {
 		})
 	}
 	app := &fakeApp{out: "{\"status\":\"ok\"}\n"}
-	d, _ := New(g, InProcess(app))
+	d, _ := New(projecttest.New(t, g, nil), InProcess(app))
 	if _, err := d.Invoke(context.Background(), conformance.Call{Operation: "tasks.update"}); err == nil {
 		t.Error("an operation off the CLI surface was run")
 	}

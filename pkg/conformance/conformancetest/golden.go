@@ -1,13 +1,13 @@
 // Package conformancetest holds the testing side of pkg/conformance, as
 // net/http/httptest stands beside net/http: the golden-file harness with
-// its -update switch, the manifest snapshot assertion and the probe runner
+// its -conformancetest.update switch, the manifest snapshot assertion and the probe runner
 // for tests. It imports testing and go-cmp; pkg/conformance does not, so
 // the stitch binary links neither.
 //
 // A test pins its surface manifest and runs its probes in a few lines:
 //
 //	func TestConformance(t *testing.T) {
-//		m, err := conformance.BuildManifest(g, &conformance.Options{HTTPPrefix: "/api"})
+//		m, err := conformance.BuildManifest(runner.Projection(), nil)
 //		if err != nil {
 //			t.Fatal(err)
 //		}
@@ -15,7 +15,7 @@
 //		conformancetest.RunProbes(t, probes, drivers, nil)
 //	}
 //
-// `go test -update` rewrites every golden file (snapshots included)
+// `go test -conformancetest.update` rewrites every golden file (snapshots included)
 // instead of comparing with it; review the diff before committing.
 package conformancetest
 
@@ -35,30 +35,43 @@ import (
 	"stitchkit.dev/stitchkit/pkg/conformance"
 )
 
-// The one -update switch of the repository: every test binary that links
-// this package gets it. A flag can be defined only once per binary, so a
-// test that links conformancetest must not define its own -update; it reads
-// [Update] instead.
+// UpdateFlag is the name of the one update switch of the repository:
+// `go test -conformancetest.update` rewrites golden files instead of
+// comparing them.
+//
+// It is namespaced and registered only when the command line names it,
+// as net/http/httptest does with -httptest.serve: a bare global -conformancetest.update
+// registered by a library panics every user test that declares the common
+// flag.Bool("update", …) ("flag redefined: update"). A test binary that
+// links this package may therefore define its own -conformancetest.update; this package
+// never reads it.
+const UpdateFlag = "conformancetest.update"
+
+// update is the value of -conformancetest.update.
+var update bool
+
 func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files (surface manifest snapshots, corpora) instead of comparing them")
+	if namesFlag(os.Args[1:], UpdateFlag) {
+		flag.BoolVar(&update, UpdateFlag, false, "rewrite golden files (surface manifest snapshots, corpora) instead of comparing them")
 	}
 }
 
-// Update reports whether the test binary runs with -update: golden files
-// are to be rewritten rather than compared.
-func Update() bool {
-	f := flag.Lookup("update")
-	if f == nil {
-		return false
+// namesFlag reports whether args name the flag (-name, --name, -name=v,
+// --name=v).
+func namesFlag(args []string, name string) bool {
+	for _, a := range args {
+		a = strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		if a == name || strings.HasPrefix(a, name+"=") {
+			return true
+		}
 	}
-	g, ok := f.Value.(flag.Getter)
-	if !ok {
-		return false
-	}
-	b, _ := g.Get().(bool)
-	return b
+	return false
 }
+
+// Update reports whether the test binary runs with
+// -conformancetest.update: golden files are to be rewritten rather than
+// compared.
+func Update() bool { return update }
 
 // maxReport caps a golden mismatch report, as [conformance.MaxDiffBytes]
 // caps a manifest drift report.
@@ -66,7 +79,7 @@ const maxReport = conformance.MaxDiffBytes
 
 // Golden compares got with the golden file at path, byte for byte, and
 // fails t with a line diff (-golden +got, capped at 4 KiB) when they
-// differ. With -update it writes got to path instead, creating the
+// differ. With -conformancetest.update it writes got to path instead, creating the
 // directory. A missing golden file fails with the command that creates it.
 func Golden(t testing.TB, path string, got []byte) {
 	t.Helper()
@@ -82,7 +95,7 @@ func Golden(t testing.TB, path string, got []byte) {
 func lines(b []byte) []string { return strings.SplitAfter(string(b), "\n") }
 
 // golden is the one harness behind [Golden] and [AssertManifestSnapshot]:
-// with -update it writes got to path; otherwise it reads path and fails t
+// with -conformancetest.update it writes got to path; otherwise it reads path and fails t
 // with compare's report (which says how the file differs) when compare
 // returns one.
 func golden(t testing.TB, path string, got []byte, compare func(want []byte) string) {
@@ -98,19 +111,19 @@ func golden(t testing.TB, path string, got []byte, compare func(want []byte) str
 	}
 	want, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("golden file %s does not exist: run `go test -update` and commit it", path)
+		t.Fatalf("golden file %s does not exist: run `go test -conformancetest.update` and commit it", path)
 	}
 	if err != nil {
 		t.Fatalf("golden %s: %v", path, err)
 	}
 	if report := compare(want); report != "" {
-		t.Errorf("%s\nIf the change is intended, run `go test -update` and review the diff.", report)
+		t.Errorf("%s\nIf the change is intended, run `go test -conformancetest.update` and review the diff.", report)
 	}
 }
 
 // AssertManifestSnapshot compares m with the committed snapshot at path and
 // fails t with a field-path diff ([conformance.CompareManifest], -snapshot
-// +built) when they differ. With -update it writes m to path instead. A
+// +built) when they differ. With -conformancetest.update it writes m to path instead. A
 // snapshot of another manifestVersion, or one that does not decode
 // strictly, fails with the reason.
 func AssertManifestSnapshot(t testing.TB, m *conformance.Manifest, path string) {

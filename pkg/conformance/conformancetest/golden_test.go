@@ -56,12 +56,12 @@ func itemsManifest(t *testing.T) (*conformance.Manifest, []byte) {
 
 func TestAssertManifestSnapshot(t *testing.T) {
 	if Update() {
-		t.Skip("-update rewrites golden files")
+		t.Skip("-conformancetest.update rewrites golden files")
 	}
 	path := filepath.Join(t.TempDir(), "m.json")
 	m, b := itemsManifest(t)
 
-	if ft := run(t, func(tb testing.TB) { AssertManifestSnapshot(tb, m, path) }); !ft.fatal || !strings.Contains(ft.msgs[0], "does not exist: run `go test -update`") {
+	if ft := run(t, func(tb testing.TB) { AssertManifestSnapshot(tb, m, path) }); !ft.fatal || !strings.Contains(ft.msgs[0], "does not exist: run `go test -conformancetest.update`") {
 		t.Errorf("missing snapshot: %q", ft.msgs)
 	}
 	if err := os.WriteFile(path, b, 0o644); err != nil {
@@ -85,7 +85,7 @@ func TestAssertManifestSnapshot(t *testing.T) {
 		`+operations[contract items.choose].description: "Pick one"`,
 		`-toolSurfaces[MCP (default)].tools[choose_item]: {`,
 		"-realtime[primary clientToServer sum].acknowledgement.input: \"ff776df9e304ddb1\"\n+realtime[primary clientToServer sum].acknowledgement.input: \"0000000000000000\"",
-		"run `go test -update`",
+		"run `go test -conformancetest.update`",
 	} {
 		if !strings.Contains(ft.msgs[0], want) {
 			t.Errorf("drift report lacks %q:\n%s", want, ft.msgs[0])
@@ -103,7 +103,7 @@ func TestAssertManifestSnapshot(t *testing.T) {
 
 func TestGolden(t *testing.T) {
 	if Update() {
-		t.Skip("-update rewrites golden files")
+		t.Skip("-conformancetest.update rewrites golden files")
 	}
 	path := filepath.Join(t.TempDir(), "sub", "g.txt")
 	if ft := run(t, func(tb testing.TB) { Golden(tb, path, []byte("a\n")) }); !ft.fatal || !strings.Contains(ft.msgs[0], path+" does not exist") {
@@ -122,7 +122,7 @@ func TestGolden(t *testing.T) {
 	if len(ft.msgs) != 1 || ft.fatal {
 		t.Fatalf("mismatch: %q", ft.msgs)
 	}
-	for _, want := range []string{path + " differs from its golden file (-golden +got)", `"two\n",`, `"2\n",`, "run `go test -update`"} {
+	for _, want := range []string{path + " differs from its golden file (-golden +got)", `"two\n",`, `"2\n",`, "run `go test -conformancetest.update`"} {
 		if !strings.Contains(ft.msgs[0], want) {
 			t.Errorf("report lacks %q:\n%s", want, ft.msgs[0])
 		}
@@ -135,18 +135,40 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// -update writes instead of comparing; the flag is this package's.
+// The update switch is registered only when the command line names it, so
+// a user test that declares the common -conformancetest.update flag does not panic with
+// "flag redefined" (net/http/httptest's -httptest.serve works the same
+// way).
+func TestUpdateFlagOnlyWhenAsked(t *testing.T) {
+	if namesFlag(os.Args[1:], UpdateFlag) {
+		t.Skip("run with -conformancetest.update")
+	}
+	if flag.Lookup(UpdateFlag) != nil || flag.Lookup("update") != nil {
+		t.Fatal("a flag was registered without being asked for")
+	}
+	// What a user's test does at init time; it must not panic.
+	flag.CommandLine.Bool("update", false, "a user's own update flag")
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"-test.v", "-update"}, false},
+		{[]string{"-conformancetest.update"}, true},
+		{[]string{"--conformancetest.update=true"}, true},
+		{[]string{"-conformancetest.updated"}, false},
+	} {
+		if got := namesFlag(tc.args, UpdateFlag); got != tc.want {
+			t.Errorf("namesFlag(%q) = %v", tc.args, got)
+		}
+	}
+}
+
+// -conformancetest.update writes instead of comparing.
 func TestUpdateWrites(t *testing.T) {
-	f := flag.Lookup("update")
-	if f == nil {
-		t.Fatal("conformancetest registers no -update flag")
-	}
-	if err := f.Value.Set("true"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = f.Value.Set("false") })
+	update = true
+	t.Cleanup(func() { update = false })
 	if !Update() {
-		t.Fatal("Update() false under -update")
+		t.Fatal("Update() false under -conformancetest.update")
 	}
 	path := filepath.Join(t.TempDir(), "new", "g.json")
 	Golden(t, path, []byte("fresh\n"))

@@ -9,12 +9,13 @@ import (
 	"testing"
 )
 
-// definesUpdate matches a test defining its own -update flag.
+// definesUpdate matches a test defining its own -conformancetest.update flag.
 var definesUpdate = regexp.MustCompile(`flag\.(Bool|BoolVar)\([^)]*"update"`)
 
-// TestOneUpdateSwitch: -update is defined here and only here; every other
-// golden test in the repository reads Update, so one `go test ./... -update`
-// refreshes them all and no two test binaries disagree about the flag.
+// TestOneUpdateSwitch: the repository's golden tests have one switch,
+// -conformancetest.update; no test of the repository defines an -conformancetest.update of
+// its own (a user's test may: this package no longer claims the name), so
+// one `go test ./... -conformancetest.update` refreshes them all.
 func TestOneUpdateSwitch(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
 	if err != nil {
@@ -41,7 +42,7 @@ func TestOneUpdateSwitch(t *testing.T) {
 		scanned++
 		if definesUpdate.Match(b) && !strings.HasSuffix(path, filepath.Join("conformancetest", "golden.go")) {
 			rel, _ := filepath.Rel(root, path)
-			t.Errorf("%s defines its own -update flag; read conformancetest.Update instead", rel)
+			t.Errorf("%s defines its own -conformancetest.update flag; read conformancetest.Update instead", rel)
 		}
 		return nil
 	})

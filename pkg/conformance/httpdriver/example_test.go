@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
+	"stitchkit.dev/stitchkit/pkg/project"
 
 	"stitchkit.dev/stitchkit/pkg/conformance"
 	"stitchkit.dev/stitchkit/pkg/conformance/httpdriver"
@@ -28,16 +29,21 @@ func ExampleNew() {
 		fmt.Println(err)
 		return
 	}
+	proj, err := project.New(g, &project.Options{HTTPPrefix: "/api"}) // the one projection
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	impl := mount.NewImplementation(g)
 	_ = impl.Handle("tasks", "get", func(ctx context.Context, c *mount.Call) (json.RawMessage, error) {
 		return json.Marshal(map[string]any{"id": c.Params["id"], "title": "Write docs", "done": false})
 	})
-	runner, _ := mount.New(impl, nil)
-	h, _ := httpmount.New(runner, &httpmount.Options{Prefix: "/api"})
+	runner, _ := mount.New(impl, &mount.Options{Projection: proj})
+	h, _ := httpmount.New(runner, nil)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 
-	d, err := httpdriver.New(g, &httpdriver.Options{BaseURL: srv.URL, Client: srv.Client(), Prefix: "/api"})
+	d, err := httpdriver.New(proj, &httpdriver.Options{BaseURL: srv.URL, Client: srv.Client()})
 	if err != nil {
 		fmt.Println(err)
 		return

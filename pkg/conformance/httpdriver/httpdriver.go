@@ -3,7 +3,7 @@
 // contract routes it to, through a client and server the caller owns, and
 // normalises the answer into a [conformance.Observation].
 //
-//	d, err := httpdriver.New(g, &httpdriver.Options{BaseURL: srv.URL, Client: srv.Client(), Prefix: "/api"})
+//	d, err := httpdriver.New(p, &httpdriver.Options{BaseURL: srv.URL, Client: srv.Client()}) // p: the server's projection
 //	err = conformance.RunProbes(ctx, probes, conformance.Drivers{conformance.TransportHTTP: d}, nil)
 //
 // The driver opens no port and invents no credentials: authentication is
@@ -22,7 +22,6 @@ import (
 	"strings"
 
 	"stitchkit.dev/stitchkit/pkg/conformance"
-	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/project"
 )
 
@@ -35,15 +34,15 @@ type Options struct {
 	BaseURL string
 	// Client sends the requests; nil means http.DefaultClient.
 	Client *http.Client
-	// Prefix is the HTTP mount prefix ("/api"), as given to the mount.
-	Prefix string
 	// Header is added to every request (credentials the caller holds).
 	Header http.Header
 	// MaxResponseBytes caps the body read (DefaultMaxResponseBytes when 0).
 	MaxResponseBytes int64
 }
 
-// New returns the HTTP driver of g's routes at opts.BaseURL.
+// New returns the HTTP driver of the projection's routes (with its HTTP
+// prefix: pass the projection the server's mount was built from) at
+// opts.BaseURL.
 //
 // Per call it finds the route of Call.Operation, splits Call.Args with the
 // projector's rule into path wildcards, query string (a list is repeated,
@@ -52,7 +51,10 @@ type Options struct {
 // an empty body); an error envelope {"error":{"code","details"?}} is
 // [conformance.ErrorObservation]; anything else is a domain_error whose
 // diagnostic is the status and body.
-func New(g *graph.Graph, opts *Options) (conformance.Driver, error) {
+func New(p *project.Projection, opts *Options) (conformance.Driver, error) {
+	if p == nil {
+		return nil, errors.New("httpdriver: nil projection")
+	}
 	if opts == nil || opts.BaseURL == "" {
 		return nil, errors.New("httpdriver: Options.BaseURL is required")
 	}
@@ -60,25 +62,21 @@ func New(g *graph.Graph, opts *Options) (conformance.Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("httpdriver: BaseURL: %w", err)
 	}
-	d := &driver{g: g, base: base, client: opts.Client, header: opts.Header, max: opts.MaxResponseBytes, routes: map[string]project.Route{}, query: map[string]*project.WireObject{}}
+	d := &driver{p: p, base: base, client: opts.Client, header: opts.Header, max: opts.MaxResponseBytes, routes: map[string]project.Route{}, query: map[string]*project.WireObject{}}
 	if d.client == nil {
 		d.client = http.DefaultClient
 	}
 	if d.max <= 0 {
 		d.max = DefaultMaxResponseBytes
 	}
-	for _, r := range project.HTTPRoutes(g, project.HTTPOptions{Prefix: opts.Prefix}) {
+	for _, r := range p.Routes() {
 		if r.Method != r.Op.Method {
 			continue
 		}
 		if _, ok := d.routes[r.Op.ID()]; !ok {
 			d.routes[r.Op.ID()] = r
 		}
-		if r.Op.Query != "" {
-			w, err := project.NewWireObject(g.Schema(r.Op.Query))
-			if err != nil {
-				return nil, fmt.Errorf("httpdriver: %s query: %w", r.Op.ID(), err)
-			}
+		if w := p.Endpoint(r.Op.Service, r.Op.Action).WireQuery; w != nil {
 			d.query[r.Op.ID()] = w
 		}
 	}
@@ -86,7 +84,7 @@ func New(g *graph.Graph, opts *Options) (conformance.Driver, error) {
 }
 
 type driver struct {
-	g      *graph.Graph
+	p      *project.Projection
 	base   *url.URL
 	client *http.Client
 	header http.Header
@@ -145,10 +143,7 @@ func (d *driver) request(ctx context.Context, call conformance.Call) (*http.Requ
 	if err != nil {
 		return nil, err
 	}
-	params, query, input, err := project.SplitArgs(d.g, route.Op, raw)
-	if err != nil {
-		return nil, err
-	}
+	params, query, input := d.p.Endpoint(route.Op.Service, route.Op.Action).Split.Split(raw)
 	path, err := fillPath(route.Path, params)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", call.Operation, err)

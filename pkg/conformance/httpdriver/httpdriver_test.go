@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"sync"
 	"testing"
@@ -59,7 +60,7 @@ func recorder(t *testing.T, status int, body string) (*httptest.Server, func() s
 func TestRequests(t *testing.T) {
 	g := tasks(t)
 	srv, last := recorder(t, 200, `{"ok":true}`)
-	d, err := New(g, &Options{BaseURL: srv.URL + "/", Client: srv.Client(), Prefix: "/api", Header: http.Header{"Authorization": {"Bearer caller-token"}}})
+	d, err := New(projecttest.Prefixed(t, g, "/api"), &Options{BaseURL: srv.URL + "/", Client: srv.Client(), Header: http.Header{"Authorization": {"Bearer caller-token"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestAnswers(t *testing.T) {
 		{200, `not json`, `{"diagnostic":"HTTP 200 with a body that is not JSON: not json","outcome":"domain_error"}`},
 	} {
 		srv, _ := recorder(t, tc.status, tc.body)
-		d, err := New(g, &Options{BaseURL: srv.URL, Client: srv.Client(), Prefix: "/api"})
+		d, err := New(projecttest.Prefixed(t, g, "/api"), &Options{BaseURL: srv.URL, Client: srv.Client()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,11 +145,11 @@ func TestAnswers(t *testing.T) {
 		}
 	}
 	srv, _ := recorder(t, 200, strings.Repeat(" ", 100))
-	d, _ := New(g, &Options{BaseURL: srv.URL, Client: srv.Client(), MaxResponseBytes: 10, Prefix: "/api"})
+	d, _ := New(projecttest.Prefixed(t, g, "/api"), &Options{BaseURL: srv.URL, Client: srv.Client(), MaxResponseBytes: 10})
 	if _, err := d.Invoke(context.Background(), call); err == nil || err.Error() != "response body over 10 bytes" {
 		t.Errorf("oversized body: %v", err)
 	}
-	if _, err := New(g, nil); err == nil {
+	if _, err := New(projecttest.New(t, g, nil), nil); err == nil {
 		t.Error("no BaseURL accepted")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"sync/atomic"
 	"testing"
 
@@ -41,17 +42,17 @@ func TestAgainstTheHTTPMount(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	runner, err := mount.New(impl, nil)
+	runner, err := mount.New(impl, &mount.Options{Projection: projecttest.Prefixed(t, g, "/api")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := httpmount.New(runner, &httpmount.Options{Prefix: "/api"})
+	h, err := httpmount.New(runner, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	d, err := New(g, &Options{BaseURL: srv.URL, Client: srv.Client(), Prefix: "/api"})
+	d, err := New(runner.Projection(), &Options{BaseURL: srv.URL, Client: srv.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}

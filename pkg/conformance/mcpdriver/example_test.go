@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"stitchkit.dev/stitchkit/pkg/project"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -45,7 +46,12 @@ func ExampleNew() {
 		return
 	}
 	defer cs.Close()
-	d, _ := mcpdriver.New(g, cs, "member")
+	proj, err := project.New(g, nil) // the one projection
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	d, _ := mcpdriver.New(proj, cs, "member")
 	o, err := d.Invoke(ctx, conformance.Call{Operation: "tasks.get", Args: map[string]any{"id": "t_9"}})
 	b, _ := o.Canonical()
 	fmt.Println(string(b), err)

@@ -26,7 +26,8 @@ import (
 )
 
 // New returns the MCP driver of surface ("" for the default MCP surface)
-// of g over session. Tool names come from the projector (the names the
+// of the projection p over session (the projection the server's mount
+// was built from). Tool names come from the projector (the names the
 // mount advertises), so a Call names an operation, not a tool.
 //
 // A tool result with isError is read as the tool error envelope
@@ -34,14 +35,14 @@ import (
 // result is a success whose data is its structuredContent (none when
 // absent). A JSON-RPC error — the call never reached a tool — is a
 // domain_error with no code and the error as diagnostic.
-func New(g *graph.Graph, session *mcp.ClientSession, surface string) (conformance.Driver, error) {
+func New(p *project.Projection, session *mcp.ClientSession, surface string) (conformance.Driver, error) {
 	if session == nil {
 		return nil, errors.New("mcpdriver: no client session")
 	}
-	tools, err := project.ToolSurfaces(g)
-	if err != nil {
-		return nil, fmt.Errorf("mcpdriver: %w", err)
+	if p == nil {
+		return nil, errors.New("mcpdriver: nil projection")
 	}
+	tools := p.Tools()
 	s := tools.Surface(graph.MCP, surface)
 	if s == nil {
 		return nil, fmt.Errorf("mcpdriver: the graph has no MCP surface %q", surface)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"slices"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"testing"
 
@@ -65,7 +66,7 @@ func TestDriver(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs := session(t)
-	d, err := New(g, cs, "member")
+	d, err := New(projecttest.New(t, g, nil), cs, "member")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestDriver(t *testing.T) {
 	if _, err := d.Invoke(context.Background(), conformance.Call{Operation: "tasks.delete"}); err == nil || err.Error() != `operation "tasks.delete" is not a tool of MCP surface "member"` {
 		t.Errorf("operation off the surface: %v", err)
 	}
-	if _, err := New(g, cs, "guest"); err == nil || !strings.Contains(err.Error(), `no MCP surface "guest"`) {
+	if _, err := New(projecttest.New(t, g, nil), cs, "guest"); err == nil || !strings.Contains(err.Error(), `no MCP surface "guest"`) {
 		t.Errorf("unknown surface: %v", err)
 	}
 	names, err := ToolNames(context.Background(), cs)

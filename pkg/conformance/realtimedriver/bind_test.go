@@ -133,12 +133,12 @@ func TestEightScenariosOverBind(t *testing.T) {
 				return nil, ctx.Err()
 			}
 		}},
-		Expected: rejected(conformance.CodeRealtimeContractViolation, conformance.ClientInbound, conformance.PhaseArguments, conformance.ReasonInvalidArguments, conformance.FaultPeer),
+		Expected: rejected(string(conformance.CodeRealtimeContractViolation), conformance.ClientInbound, conformance.PhaseArguments, conformance.ReasonInvalidArguments, conformance.FaultPeer),
 	}, {
 		Name: "invalid acknowledgement", Scenario: conformance.ScenarioInvalidAcknowledgement,
 		Setup:    func(context.Context) error { tr.answerWith(ack(`{"n":-1}`)); return nil },
 		Fixture:  Action{Binding: b, Do: say},
-		Expected: rejected(conformance.CodeRealtimeInvalidAcknowledgment, conformance.ClientInbound, conformance.PhaseAcknowledgement, conformance.ReasonInvalidAcknowledgement, conformance.FaultPeer),
+		Expected: rejected(string(conformance.CodeRealtimeInvalidAcknowledgment), conformance.ClientInbound, conformance.PhaseAcknowledgement, conformance.ReasonInvalidAcknowledgement, conformance.FaultPeer),
 	}, {
 		Name: "peer rejection", Scenario: conformance.ScenarioPeerRejection,
 		Setup: func(context.Context) error {
@@ -148,14 +148,14 @@ func TestEightScenariosOverBind(t *testing.T) {
 			return nil
 		},
 		Fixture:  Action{Binding: b, Do: say},
-		Expected: rejected(conformance.CodeRealtimeContractViolation, conformance.ClientInbound, conformance.PhaseArguments, conformance.ReasonRejectedByPeer, conformance.FaultLocal),
+		Expected: rejected(string(conformance.CodeRealtimeContractViolation), conformance.ClientInbound, conformance.PhaseArguments, conformance.ReasonRejectedByPeer, conformance.FaultLocal),
 	}, {
 		Name: "disconnected", Scenario: conformance.ScenarioDisconnected,
 		// The binder's owner marks the transport disconnected.
 		Setup:    func(context.Context) error { tr.connected.Store(false); return nil },
 		Teardown: func(context.Context) error { tr.connected.Store(true); return nil },
 		Fixture:  Action{Binding: b, Do: say},
-		Expected: conformance.Observation{Outcome: conformance.OutcomeDisconnected, Code: conformance.CodeRealtimeDisconnected,
+		Expected: conformance.Observation{Outcome: conformance.OutcomeDisconnected, Code: string(conformance.CodeRealtimeDisconnected),
 			Disconnect: &conformance.Disconnect{Phase: conformance.BeforeInvoke}, HandlerCalls: zero()},
 	}, {
 		Name: "in-flight disconnect", Scenario: conformance.ScenarioInFlightDisconnect,
@@ -169,13 +169,13 @@ func TestEightScenariosOverBind(t *testing.T) {
 		},
 		Teardown: func(context.Context) error { tr.connected.Store(true); return nil },
 		Fixture:  Action{Binding: b, Do: say},
-		Expected: conformance.Observation{Outcome: conformance.OutcomeDisconnected, Code: conformance.CodeRealtimeDisconnected,
+		Expected: conformance.Observation{Outcome: conformance.OutcomeDisconnected, Code: string(conformance.CodeRealtimeDisconnected),
 			Disconnect: &conformance.Disconnect{Phase: conformance.InFlight}, HandlerCalls: zero()},
 	}, {
 		Name: "timeout", Scenario: conformance.ScenarioTimeout,
 		Setup: func(context.Context) error {
 			tr.answerWith(func(ctx context.Context, _ string, _ json.RawMessage) (realtime.Reply, error) {
-				<-ctx.Done()
+				<-ctx.Done() // the request's 20 ms timeout ends it
 				return realtime.Reply{}, ctx.Err()
 			})
 			return nil
@@ -183,7 +183,7 @@ func TestEightScenariosOverBind(t *testing.T) {
 		Fixture: Action{Binding: b, Do: func(ctx context.Context, b realtime.Binding) (any, error) {
 			return b.Request(ctx, 20*time.Millisecond, "say", map[string]any{"text": "hi"})
 		}},
-		Expected: conformance.Observation{Outcome: conformance.OutcomeTimeout, Code: conformance.CodeRealtimeTimeout, HandlerCalls: zero()},
+		Expected: conformance.Observation{Outcome: conformance.OutcomeTimeout, Code: string(conformance.CodeRealtimeTimeout), HandlerCalls: zero()},
 	}}
 	var probes []conformance.Probe
 	for _, s := range scenarios {

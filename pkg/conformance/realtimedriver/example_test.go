@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
+	"stitchkit.dev/stitchkit/pkg/project"
 	"strings"
 
 	"stitchkit.dev/stitchkit/pkg/conformance"
@@ -23,7 +24,12 @@ func Example() {
 		return
 	}
 	g, _ := graph.Load(data)
-	board, _ := realtime.NewContract(g, "board", nil)
+	proj, err := project.New(g, nil) // the one projection
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	board, _ := realtime.NewContract(proj, "board")
 	srv, _ := realtime.NewServer[struct{}](board, nil)
 	_ = srv.Handle("watch", func(context.Context, *realtime.Conn[struct{}], realtime.Args) (any, error) {
 		return map[string]any{"ok": true}, nil
@@ -38,7 +44,7 @@ func Example() {
 	defer client.Close()
 	closed, _ := realtime.Dial(ctx, url, board, nil)
 	closed.Close()
-	<-closed.Done()
+	<-closed.Done() // never blocks: Close returns once the connection has ended
 
 	watch := func(ctx context.Context, b realtime.Binding) (any, error) {
 		return b.Request(ctx, 0, "watch", map[string]any{"board": "main"})

@@ -76,7 +76,7 @@ func Rejected(r realtime.Rejection) conformance.RealtimeRejected {
 		Direction: conformance.RejectionDirection(r.Direction), Phase: conformance.RejectionPhase(r.Phase),
 		Reason: conformance.RejectionReason(r.Reason), Fault: conformance.RejectionFault(r.Fault)}}
 	if r.Err != nil {
-		out.Code = r.Err.Code
+		out.Code = string(r.Err.Code)
 	}
 	return out
 }

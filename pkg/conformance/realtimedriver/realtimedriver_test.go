@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,7 +30,7 @@ func contract(t *testing.T, dir string) *realtime.Contract {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := realtime.NewContract(g, "chat", nil)
+	c, err := realtime.NewContract(projecttest.New(t, g, nil), "chat")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func TestAgainstTheRealtimeServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	gone.Close()
-	<-gone.Done()
+	<-gone.Done() // never blocks: Close returns once the connection has ended
 
 	var messages atomic.Int64
 	define := func(p conformance.RealtimeProbe) conformance.Probe {
@@ -142,7 +143,7 @@ func TestAgainstTheRealtimeServer(t *testing.T) {
 			Fixture: Action{Binding: old, Do: func(ctx context.Context, b realtime.Binding) (any, error) {
 				return b.Request(ctx, 0, "say", map[string]any{"text": ""})
 			}},
-			Expected: conformance.Observation{Outcome: conformance.OutcomeRealtimeRejected, Code: conformance.CodeRealtimeContractViolation,
+			Expected: conformance.Observation{Outcome: conformance.OutcomeRealtimeRejected, Code: string(conformance.CodeRealtimeContractViolation),
 				Rejection:    &conformance.Rejection{Direction: conformance.ClientInbound, Phase: conformance.PhaseArguments, Reason: conformance.ReasonRejectedByPeer, Fault: conformance.FaultLocal},
 				HandlerCalls: calls(0)}}),
 		// Upstream keeps the exact local outcomes of unknown-event and
@@ -153,7 +154,7 @@ func TestAgainstTheRealtimeServer(t *testing.T) {
 			Fixture: Action{Binding: old, Do: func(ctx context.Context, b realtime.Binding) (any, error) {
 				return b.Request(ctx, 0, "shout", "hello?")
 			}},
-			Expected: conformance.Observation{Outcome: conformance.OutcomeRealtimeRejected, Code: conformance.CodeRealtimeContractViolation,
+			Expected: conformance.Observation{Outcome: conformance.OutcomeRealtimeRejected, Code: string(conformance.CodeRealtimeContractViolation),
 				Rejection:    &conformance.Rejection{Direction: conformance.ClientInbound, Phase: conformance.PhaseArguments, Reason: conformance.ReasonRejectedByPeer, Fault: conformance.FaultLocal},
 				HandlerCalls: calls(0)}}),
 		// ... and its join, emitted without the id the server now wants,
@@ -179,21 +180,21 @@ func TestAgainstTheRealtimeServer(t *testing.T) {
 			Fixture: Action{Binding: client, Do: func(ctx context.Context, b realtime.Binding) (any, error) {
 				return b.Request(ctx, 0, "shout", "hello?")
 			}},
-			Expected: conformance.Observation{Outcome: conformance.OutcomeRealtimeRejected, Code: conformance.CodeRealtimeContractViolation,
+			Expected: conformance.Observation{Outcome: conformance.OutcomeRealtimeRejected, Code: string(conformance.CodeRealtimeContractViolation),
 				Rejection:    &conformance.Rejection{Direction: conformance.ClientOutbound, Phase: conformance.PhaseArguments, Reason: conformance.ReasonUnknownEvent, Fault: conformance.FaultLocal},
 				HandlerCalls: calls(0)}}),
 		define(conformance.RealtimeProbe{Name: "an emit of an event that takes an acknowledgement", Scenario: conformance.ScenarioInvalidAcknowledgement,
 			Fixture: Action{Binding: client, Do: func(ctx context.Context, b realtime.Binding) (any, error) {
 				return nil, b.Emit(ctx, "say", map[string]any{"text": "hi"})
 			}},
-			Expected: conformance.Observation{Outcome: conformance.OutcomeRealtimeRejected, Code: conformance.CodeRealtimeContractViolation,
+			Expected: conformance.Observation{Outcome: conformance.OutcomeRealtimeRejected, Code: string(conformance.CodeRealtimeContractViolation),
 				Rejection:    &conformance.Rejection{Direction: conformance.ClientOutbound, Phase: conformance.PhaseAcknowledgement, Reason: conformance.ReasonMissingAcknowledgement, Fault: conformance.FaultLocal},
 				HandlerCalls: calls(0)}}),
 		define(conformance.RealtimeProbe{Name: "say on a closed connection", Scenario: conformance.ScenarioDisconnected,
 			Fixture: Action{Binding: gone, Do: func(ctx context.Context, b realtime.Binding) (any, error) {
 				return b.Request(ctx, 0, "say", map[string]any{"text": "hi"})
 			}},
-			Expected: conformance.Observation{Outcome: conformance.OutcomeDisconnected, Code: conformance.CodeRealtimeDisconnected,
+			Expected: conformance.Observation{Outcome: conformance.OutcomeDisconnected, Code: string(conformance.CodeRealtimeDisconnected),
 				Disconnect: &conformance.Disconnect{Phase: conformance.BeforeInvoke}, HandlerCalls: calls(0)}}),
 	}
 	d := New(&Options{HandlerCalls: func() int { return int(handled.Load()) }})
@@ -236,14 +237,14 @@ func TestBindRefusesOtherFixtures(t *testing.T) {
 	}
 }
 
-// The kit's rejection enums are pkg/realtime's: every Direction, Phase,
+// The kit accepts exactly the one taxonomy (pkg/realtime/taxonomy): every Direction, Phase,
 // Fault and every Reason a rejection can carry (ReasonRefused only travels
 // in envelopes) is valid in a conformance.Rejection, and nothing else is.
-// The constants are read from pkg/realtime's source, so a reason added
+// The constants are read from the taxonomy's source, so a reason added
 // there fails this test until the kit knows it.
 func TestEnumsAreRealtimes(t *testing.T) {
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, filepath.Join("..", "..", "realtime", "protocol.go"), nil, 0)
+	f, err := parser.ParseFile(fset, filepath.Join("..", "..", "realtime", "taxonomy", "taxonomy.go"), nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +270,7 @@ func TestEnumsAreRealtimes(t *testing.T) {
 	}
 	reasons := slices.DeleteFunc(consts["Reason"], func(r string) bool { return r == string(realtime.ReasonRefused) })
 	if len(consts["Direction"]) != 4 || len(consts["Phase"]) != 2 || len(consts["Fault"]) != 2 || len(reasons) < 6 {
-		t.Fatalf("read %v from pkg/realtime/protocol.go", consts)
+		t.Fatalf("read %v from pkg/realtime/taxonomy/taxonomy.go", consts)
 	}
 	valid := conformance.Rejection{Direction: conformance.ClientInbound, Phase: conformance.PhaseArguments, Reason: conformance.ReasonInvalidArguments, Fault: conformance.FaultPeer}
 	check := func(field, value string, r conformance.Rejection) {

@@ -3,12 +3,14 @@
 //
 // Start with [Generate]:
 //
-//	g, err := compile.Compile(ctx, "./contracts") // or graph.Load(graphJSON)
-//	doc, err := asyncapi.Generate(g, nil)
+//	g, err := check.Compile(ctx, "./contracts") // or graph.Load(graphJSON)
+//	p, err := project.New(g, nil)               // the one projection
+//	doc, err := asyncapi.Generate(p, nil)
 //	os.WriteFile("asyncapi.json", doc, 0o644)
 //
-// Events come from [project.RealtimeTopology], the function the realtime hub
-// and the surface manifest use. The document describes the application
+// Events come from the projection's realtime topology
+// ([project.Projection.Realtime]), the value the realtime hub and the
+// surface manifest read. The document describes the application
 // that serves the contracts (the server side of the WebSocket):
 //
 //   - One channel per realtime contract, keyed by the contract name, with
@@ -50,6 +52,7 @@
 package asyncapi
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -94,14 +97,17 @@ type Server struct {
 	Description string
 }
 
-// Generate returns the AsyncAPI 3.0.0 JSON document of g's realtime
-// contracts. A graph without realtime contracts yields a document without
-// channels.
-func Generate(g *graph.Graph, opts *Options) ([]byte, error) {
+// Generate returns the AsyncAPI 3.0.0 JSON document of the realtime
+// contracts of the projection p. A graph without realtime contracts yields
+// a document without channels.
+func Generate(p *project.Projection, opts *Options) ([]byte, error) {
+	if p == nil {
+		return nil, errors.New("asyncapi: nil projection")
+	}
 	if opts == nil {
 		opts = &Options{}
 	}
-	doc, err := build(g, opts)
+	doc, err := build(p, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -112,11 +118,9 @@ func Generate(g *graph.Graph, opts *Options) ([]byte, error) {
 	return out, nil
 }
 
-func build(g *graph.Graph, opts *Options) (map[string]any, error) {
-	rt, err := project.RealtimeTopology(g)
-	if err != nil {
-		return nil, fmt.Errorf("asyncapi: %w", err)
-	}
+func build(p *project.Projection, opts *Options) (map[string]any, error) {
+	g, rt := p.Graph(), p.Realtime()
+	var err error
 	prefix := opts.Prefix
 	if prefix == "" {
 		prefix = DefaultPrefix

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"testing"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/export/internal/exporttest"
 )
 
 // TestCompiledContract runs the exporter over a contract compiled from CUE.
 func TestCompiledContract(t *testing.T) {
-	g, err := compile.CompileFiles(context.Background(), exporttest.Files)
+	g, err := check.CompileFiles(context.Background(), exporttest.Files)
 	if err != nil {
 		t.Fatal(err)
 	}

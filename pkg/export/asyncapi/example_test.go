@@ -3,6 +3,7 @@ package asyncapi_test
 import (
 	"encoding/json"
 	"fmt"
+	"stitchkit.dev/stitchkit/pkg/project"
 
 	"stitchkit.dev/stitchkit/pkg/export/asyncapi"
 	"stitchkit.dev/stitchkit/pkg/graph"
@@ -21,7 +22,12 @@ func ExampleGenerate() {
 		ClientToServer: []graph.Event{{Name: "watch", Args: watch, Ack: ok}},
 	}}
 
-	doc, err := asyncapi.Generate(g, nil)
+	proj, err := project.New(g, nil) // the one projection
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	doc, err := asyncapi.Generate(proj, nil)
 	if err != nil {
 		panic(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,7 +17,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/export/asyncapi"
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/realtime"
@@ -36,11 +37,11 @@ func TestProtocolDocAgrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(doc)
-	g, err := compile.Compile(context.Background(), "../../../examples/tasks")
+	g, err := check.Compile(context.Background(), "../../../examples/tasks")
 	if err != nil {
 		t.Fatal(err)
 	}
-	aDoc, err := asyncapi.Generate(g, nil)
+	aDoc, err := asyncapi.Generate(projecttest.New(t, g, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +145,7 @@ func TestProtocolDocAgrees(t *testing.T) {
 	})
 
 	t.Run("a real server answers as the page shows", func(t *testing.T) {
-		mux, err := realtime.ServeExamples(g, nil, "", nil)
+		mux, err := realtime.ServeExamples(projecttest.New(t, g, nil), "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,7 +188,7 @@ func TestProtocolDocAgrees(t *testing.T) {
 	})
 
 	t.Run("the server emits the page's server frame", func(t *testing.T) {
-		c, err := realtime.NewContract(g, "board", nil)
+		c, err := realtime.NewContract(projecttest.New(t, g, nil), "board")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,8 +204,10 @@ func TestProtocolDocAgrees(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer ws.Close()
-		for srv.Stats().Connections == 0 {
-			time.Sleep(time.Millisecond)
+		for deadline := time.Now().Add(10 * time.Second); srv.Stats().Connections == 0; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the server did not register the connection in 10s")
+			}
 		}
 		checked := 0
 		for _, ex := range frames {

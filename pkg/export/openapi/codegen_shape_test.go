@@ -3,10 +3,11 @@ package openapi_test
 import (
 	"context"
 	"path/filepath"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"testing"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/export/openapi"
 )
 
@@ -17,11 +18,11 @@ import (
 // are OpenAPI examples; servers, tags and info are complete. kin-openapi
 // validates the document.
 func TestShapeForCodeGenerators(t *testing.T) {
-	g, err := compile.Compile(context.Background(), filepath.Join(moduleRoot(t), "examples", "tasks"))
+	g, err := check.Compile(context.Background(), filepath.Join(moduleRoot(t), "examples", "tasks"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := generate(t, g, &openapi.Options{
+	doc := generate(t, g, "", &openapi.Options{
 		License: &openapi.License{Name: "MIT", URL: "https://opensource.org/license/mit"},
 		Contact: &openapi.Contact{Name: "Tasks team", Email: "tasks@stitchkit.dev"},
 	})
@@ -83,7 +84,7 @@ func TestShapeForCodeGenerators(t *testing.T) {
 		{License: &openapi.License{Identifier: "MIT"}},
 		{Servers: []openapi.Server{{Description: "no URL"}}},
 	} {
-		if _, err := openapi.Generate(g, bad); err == nil {
+		if _, err := openapi.Generate(projecttest.New(t, g, nil), bad); err == nil {
 			t.Errorf("Generate accepted %+v", bad)
 		}
 	}
@@ -95,11 +96,11 @@ func TestShapeForCodeGenerators(t *testing.T) {
 // inlines into a nullable field or a conjunction is referred to there; no
 // component is left that nothing refers to.
 func TestShapeBilling(t *testing.T) {
-	g, err := compile.Compile(context.Background(), filepath.Join("testdata", "billing"))
+	g, err := check.Compile(context.Background(), filepath.Join("testdata", "billing"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := generate(t, g, nil)
+	doc := generate(t, g, "", nil)
 	validate(t, doc)
 	m := decodeDoc(t, doc)
 	out := func(path, method string) string {

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,7 +21,7 @@ import (
 	// in go.mod so the generated code builds.
 	_ "github.com/oapi-codegen/runtime"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/export/openapi"
 )
 
@@ -32,8 +33,8 @@ import (
 // free-form object in the contract, and only that may be a map of any).
 func TestCodeGenerator(t *testing.T) {
 	root := moduleRoot(t)
-	doc, f, types := generateGo(t, filepath.Join(root, "examples", "tasks"), "tasksapi",
-		&openapi.Options{Prefix: "/api", Servers: []openapi.Server{{URL: "http://127.0.0.1:8080"}}})
+	doc, f, types := generateGo(t, filepath.Join(root, "examples", "tasks"), "tasksapi", "/api",
+		&openapi.Options{Servers: []openapi.Server{{URL: "http://127.0.0.1:8080"}}})
 
 	// One named Task, with typed fields.
 	wantFields(t, types, "Task", map[string]string{"Id": "TaskID", "Title": "string", "Done": "bool", "Tags": "*Tags"})
@@ -50,7 +51,7 @@ func TestCodeGenerator(t *testing.T) {
 // member the generator names after its property used to clash with the
 // component of the same name), with one type per definition.
 func TestCodeGeneratorBilling(t *testing.T) {
-	doc, f, types := generateGo(t, filepath.Join("testdata", "billing"), "billingapi", nil)
+	doc, f, types := generateGo(t, filepath.Join("testdata", "billing"), "billingapi", "", nil)
 	wantFields(t, types, "Charge", map[string]string{"Amount": "Amount", "Currency": "Currency", "Status": "ChargeStatus", "Description": "*string", "Captured": "bool"})
 	wantFields(t, types, "Refund", map[string]string{"Reason": "*RefundReason", "Currency": "Currency"})
 	wantFields(t, types, "Customer", map[string]string{"Id": "CustomerID", "Cards": "*[]Card", "Name": "*string"})
@@ -65,18 +66,18 @@ func TestCodeGeneratorBilling(t *testing.T) {
 // generateGo exports the contract in dir, runs oapi-codegen on it, builds
 // the generated package and returns the document, the parsed code and its
 // type declarations by name.
-func generateGo(t *testing.T, dir, pkg string, opts *openapi.Options) ([]byte, *ast.File, map[string]ast.Expr) {
+func generateGo(t *testing.T, dir, pkg, prefix string, opts *openapi.Options) ([]byte, *ast.File, map[string]ast.Expr) {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Fatal("the go command is needed to run oapi-codegen (go tool) and build its output")
 	}
 	root := moduleRoot(t)
-	g, err := compile.Compile(context.Background(), dir)
+	g, err := check.Compile(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := openapi.Generate(g, opts)
+	doc, err := openapi.Generate(projecttest.Prefixed(t, g, prefix), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

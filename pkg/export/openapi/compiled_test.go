@@ -3,23 +3,23 @@ package openapi_test
 import (
 	"context"
 	"slices"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"testing"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/conformance"
 	"stitchkit.dev/stitchkit/pkg/export/internal/exporttest"
-	"stitchkit.dev/stitchkit/pkg/export/openapi"
 	"stitchkit.dev/stitchkit/pkg/project"
 )
 
 // TestCompiledContract runs the exporter over a contract compiled from CUE
 // (the DESIGN §3 tasks contract) rather than a hand-built graph.
 func TestCompiledContract(t *testing.T) {
-	g, err := compile.CompileFiles(context.Background(), exporttest.Files)
+	g, err := check.CompileFiles(context.Background(), exporttest.Files)
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := generate(t, g, &openapi.Options{Prefix: "/api"})
+	doc := generate(t, g, "/api", nil)
 	d := validate(t, doc)
 
 	var got, want []string
@@ -50,7 +50,7 @@ func TestCompiledContract(t *testing.T) {
 	if _, ok := get(t, m, "components", "schemas").(map[string]any)["Task"]; !ok {
 		t.Errorf("Task not hoisted: %s", mustJSON(t, get(t, m, "components", "schemas")))
 	}
-	if b := generate(t, g, &openapi.Options{Prefix: "/api"}); string(b) != string(doc) {
+	if b := generate(t, g, "/api", nil); string(b) != string(doc) {
 		t.Error("not byte-stable")
 	}
 }
@@ -59,20 +59,20 @@ func TestCompiledContract(t *testing.T) {
 // document's path keys agree by plain string equality, trailing wildcard
 // included (conformance discovery, research §7).
 func TestDiscoveryAgreesWithManifest(t *testing.T) {
-	g, err := compile.CompileFiles(context.Background(), exporttest.Files)
+	g, err := check.CompileFiles(context.Background(), exporttest.Files)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, prefix := range []string{"", "/api"} {
-		m, err := conformance.BuildManifest(g, &conformance.Options{HTTPPrefix: prefix})
+		m, err := conformance.BuildManifest(projecttest.Prefixed(t, g, prefix), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		doc := generate(t, g, &openapi.Options{Prefix: prefix})
+		doc := generate(t, g, prefix, nil)
 		if err := conformance.AssertDiscovery(m, conformance.Observed{OpenAPI: doc}); err != nil {
 			t.Errorf("prefix %q: %v", prefix, err)
 		}
-		other := generate(t, g, &openapi.Options{Prefix: prefix + "/v2"})
+		other := generate(t, g, prefix+"/v2", nil)
 		if err := conformance.AssertDiscovery(m, conformance.Observed{OpenAPI: other}); err == nil {
 			t.Errorf("prefix %q: discovery accepted a document mounted elsewhere", prefix)
 		}

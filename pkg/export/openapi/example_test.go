@@ -3,6 +3,7 @@ package openapi_test
 import (
 	"encoding/json"
 	"fmt"
+	"stitchkit.dev/stitchkit/pkg/project"
 
 	"stitchkit.dev/stitchkit/pkg/export/openapi"
 	"stitchkit.dev/stitchkit/pkg/graph"
@@ -22,7 +23,12 @@ func ExampleGenerate() {
 		Scope: "user", Expose: []graph.Transport{graph.HTTP}, Params: params, Output: out,
 	}}}}
 
-	doc, err := openapi.Generate(g, &openapi.Options{Prefix: "/api"})
+	proj, err := project.New(g, &project.Options{HTTPPrefix: "/api"}) // the one projection
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	doc, err := openapi.Generate(proj, nil)
 	if err != nil {
 		panic(err)
 	}

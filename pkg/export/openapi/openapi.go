@@ -3,14 +3,16 @@
 //
 // Start with [Generate]:
 //
-//	g, err := compile.Compile(ctx, "./contracts") // or graph.Load(graphJSON)
-//	doc, err := openapi.Generate(g, &openapi.Options{Prefix: "/api"})
+//	g, err := check.Compile(ctx, "./contracts") // or graph.Load(graphJSON)
+//	p, err := project.New(g, &project.Options{HTTPPrefix: "/api"})
+//	doc, err := openapi.Generate(p, nil)
 //	os.WriteFile("openapi.json", doc, 0o644)
 //
-// The paths come from [project.HTTPRoutes] — the same function the HTTP
-// mount and the surface manifest use — so every path key and method in the
-// document equals a manifest HTTP row, and runtime tools and operations not
-// exposed on HTTP never appear.
+// The paths are the projection's routes ([project.Projection.Routes]) —
+// the value the HTTP mount and the surface manifest read, with the same
+// HTTP prefix — so every path key and method in the document equals a
+// manifest HTTP row, and runtime tools and operations not exposed on HTTP
+// never appear.
 //
 // The bytes are deterministic: canonical JSON (keys in UTF-16 code-unit
 // order) indented with two spaces and ending in a newline. They do not
@@ -79,6 +81,7 @@ package openapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -99,10 +102,6 @@ const SecuritySchemeName = "stitchkit"
 
 // Options configures [Generate]. A nil *Options means defaults.
 type Options struct {
-	// Prefix is the mount prefix placed before every route (e.g. "/api"),
-	// passed to [project.HTTPRoutes]. It must equal the prefix the HTTP
-	// mount and the manifest use.
-	Prefix string
 	// Servers are listed in the document's "servers" array, in order.
 	// None means one server at "/", the URL OpenAPI assumes when servers
 	// are absent, stated so that linters and generators see it.
@@ -133,15 +132,20 @@ type Contact struct {
 	Name, URL, Email string
 }
 
-// Generate returns the OpenAPI 3.1.0 JSON document of g's HTTP projection.
+// Generate returns the OpenAPI 3.1.0 JSON document of the HTTP routes of
+// the projection p, with its HTTP prefix: the routes a mount built from p
+// serves.
 // It fails, rather than emit a lossy document, when a schema is missing
 // from the graph, a declared error code is not in the error registry, or a
 // #params/#query schema is not an object schema.
-func Generate(g *graph.Graph, opts *Options) ([]byte, error) {
+func Generate(p *project.Projection, opts *Options) ([]byte, error) {
+	if p == nil {
+		return nil, errors.New("openapi: nil projection")
+	}
 	if opts == nil {
 		opts = &Options{}
 	}
-	doc, err := build(g, opts)
+	doc, err := build(p, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -157,8 +161,8 @@ type opSchemas struct {
 	params, query, input, output *schemas.Use
 }
 
-func build(g *graph.Graph, opts *Options) (map[string]any, error) {
-	routes := project.HTTPRoutes(g, project.HTTPOptions{Prefix: opts.Prefix})
+func build(p *project.Projection, opts *Options) (map[string]any, error) {
+	g, routes := p.Graph(), p.Routes()
 
 	// Register every schema first: component names depend on all of them.
 	h := schemas.NewHoister("#/components/schemas/", "")
@@ -211,7 +215,7 @@ func build(g *graph.Graph, opts *Options) (map[string]any, error) {
 			return nil, fmt.Errorf("openapi: operations %s and %s share operationId %q", prev, op.ID(), operationID)
 		}
 		opIDs[operationID] = op.ID()
-		o, err := operation(g, op, r.Path, uses[i], named)
+		o, err := operation(p, op, r.Path, uses[i], named)
 		if err != nil {
 			return nil, err
 		}
@@ -321,13 +325,14 @@ func build(g *graph.Graph, opts *Options) (map[string]any, error) {
 	return doc, nil
 }
 
-func operation(g *graph.Graph, op *graph.Operation, path string, s opSchemas, named map[*schemas.Use]string) (map[string]any, error) {
+func operation(p *project.Projection, op *graph.Operation, path string, s opSchemas, named map[*schemas.Use]string) (map[string]any, error) {
 	embed := func(u *schemas.Use) any {
 		if name, ok := named[u]; ok {
 			return map[string]any{"$ref": "#/components/schemas/" + name}
 		}
 		return u.Schema()
 	}
+	ep := p.Endpoint(op.Service, op.Action)
 	ex, err := opExamples(op)
 	if err != nil {
 		return nil, err
@@ -393,10 +398,7 @@ func operation(g *graph.Graph, op *graph.Operation, path string, s opSchemas, na
 		}
 		// Which query fields are lists (repeated keys) is the projector's
 		// fact, the one the HTTP mount decodes query strings with.
-		wire, err := project.NewWireObject(g.Schema(op.Query))
-		if err != nil {
-			return nil, fmt.Errorf("openapi: %s: #query: %w", op.ID(), err)
-		}
+		wire := ep.WireQuery
 		for _, p := range list {
 			qp := map[string]any{
 				"name": p.Name, "in": "query", "required": p.Required, "schema": p.Schema,
@@ -445,12 +447,8 @@ func operation(g *graph.Graph, op *graph.Operation, path string, s opSchemas, na
 	}
 	// The codes a route can answer are the projector's fact, the one the
 	// runner enforces on handlers.
-	answers, err := project.OperationErrors(g, op)
-	if err != nil {
-		return nil, fmt.Errorf("openapi: %s: %w", op.ID(), err)
-	}
 	codes := map[int][]string{}
-	for _, e := range answers {
+	for _, e := range ep.Errors {
 		codes[e.Status] = append(codes[e.Status], e.Code)
 	}
 	for st, list := range codes {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"slices"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"testing"
 
@@ -16,9 +17,9 @@ import (
 	"stitchkit.dev/stitchkit/pkg/project"
 )
 
-func generate(t *testing.T, g *graph.Graph, opts *openapi.Options) []byte {
+func generate(t *testing.T, g *graph.Graph, prefix string, opts *openapi.Options) []byte {
 	t.Helper()
-	b, err := openapi.Generate(g, opts)
+	b, err := openapi.Generate(projecttest.Prefixed(t, g, prefix), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func validate(t *testing.T, doc []byte) *openapi3.T {
 
 func TestGenerateValidates(t *testing.T) {
 	g := tasksGraph(t, false)
-	doc := generate(t, g, &openapi.Options{Prefix: "/api", Servers: []openapi.Server{{URL: "https://example.com", Description: "prod"}}})
+	doc := generate(t, g, "/api", &openapi.Options{Servers: []openapi.Server{{URL: "https://example.com", Description: "prod"}}})
 	if os.Getenv("DUMP") != "" {
 		os.Stdout.Write(doc)
 	}
@@ -59,7 +60,7 @@ func TestGenerateValidates(t *testing.T) {
 func TestPathsEqualProjector(t *testing.T) {
 	for _, prefix := range []string{"", "/api", "/v1/x/"} {
 		g := tasksGraph(t, false)
-		d := validate(t, generate(t, g, &openapi.Options{Prefix: prefix}))
+		d := validate(t, generate(t, g, prefix, nil))
 		var got []string
 		for _, p := range d.Paths.Keys() {
 			for m := range d.Paths.Value(p).Operations() {
@@ -79,16 +80,16 @@ func TestPathsEqualProjector(t *testing.T) {
 }
 
 func TestByteStable(t *testing.T) {
-	a := generate(t, tasksGraph(t, false), &openapi.Options{Prefix: "/api"})
+	a := generate(t, tasksGraph(t, false), "/api", nil)
 	for i := 0; i < 5; i++ {
-		if b := generate(t, tasksGraph(t, false), &openapi.Options{Prefix: "/api"}); !bytes.Equal(a, b) {
+		if b := generate(t, tasksGraph(t, false), "/api", nil); !bytes.Equal(a, b) {
 			t.Fatal("two runs differ")
 		}
 	}
-	if b := generate(t, tasksGraph(t, true), &openapi.Options{Prefix: "/api"}); !bytes.Equal(a, b) {
+	if b := generate(t, tasksGraph(t, true), "/api", nil); !bytes.Equal(a, b) {
 		t.Fatal("graph built in another order gives other bytes")
 	}
-	if c := generate(t, tasksGraph(t, false), nil); bytes.Equal(a, c) {
+	if c := generate(t, tasksGraph(t, false), "", nil); bytes.Equal(a, c) {
 		t.Fatal("prefix ignored")
 	}
 }
@@ -137,7 +138,7 @@ func mustJSON(t *testing.T, v any) string {
 }
 
 func TestOperationShape(t *testing.T) {
-	m := decodeDoc(t, generate(t, tasksGraph(t, false), &openapi.Options{Prefix: "/api"}))
+	m := decodeDoc(t, generate(t, tasksGraph(t, false), "/api", nil))
 	paths := get(t, m, "paths").(map[string]any)
 	if _, ok := paths["/api/tasks/mcp-only"]; ok {
 		t.Error("operation not exposed on HTTP is documented")
@@ -248,7 +249,7 @@ func TestOperationShape(t *testing.T) {
 // TestValidatorCatchesBrokenDocument makes sure the kin-openapi check above
 // can fail: a document missing a path parameter must be refused.
 func TestValidatorCatchesBrokenDocument(t *testing.T) {
-	doc := generate(t, tasksGraph(t, false), nil)
+	doc := generate(t, tasksGraph(t, false), "", nil)
 	broken := bytes.Replace(doc, []byte(`"name": "rest..."`), []byte(`"name": "rest"`), 1)
 	if bytes.Equal(doc, broken) {
 		t.Fatal("fixture did not change")
@@ -262,20 +263,29 @@ func TestValidatorCatchesBrokenDocument(t *testing.T) {
 	}
 }
 
+// TestGenerateErrors: a graph the exporter could only describe lossily
+// does not project, so no document is written from it.
 func TestGenerateErrors(t *testing.T) {
+	gen := func(g *graph.Graph) error {
+		p, err := project.New(g, nil)
+		if err == nil {
+			_, err = openapi.Generate(p, nil)
+		}
+		return err
+	}
 	g := tasksGraph(t, false)
 	g.Services[1].Operations[3].Errors = []string{"NOPE"}
-	if _, err := openapi.Generate(g, nil); err == nil || !strings.Contains(err.Error(), "NOPE") {
+	if err := gen(g); err == nil || !strings.Contains(err.Error(), "NOPE") {
 		t.Errorf("unknown error code: err = %v", err)
 	}
 	g = tasksGraph(t, false)
 	g.Services[1].Operations[3].Output = "0000000000000000"
-	if _, err := openapi.Generate(g, nil); err == nil || !strings.Contains(err.Error(), "tasks.get") {
+	if err := gen(g); err == nil || !strings.Contains(err.Error(), "tasks.get") {
 		t.Errorf("missing schema: err = %v", err)
 	}
 	g = tasksGraph(t, false)
 	g.Services[1].Operations[4].Query = add(t, g, map[string]any{"type": "string"})
-	if _, err := openapi.Generate(g, nil); err == nil || !strings.Contains(err.Error(), "#query") {
+	if err := gen(g); err == nil || !strings.Contains(err.Error(), "tasks.list") {
 		t.Errorf("non-object query: err = %v", err)
 	}
 }
@@ -286,7 +296,7 @@ func TestCollidingDefinitionNames(t *testing.T) {
 	g := tasksGraph(t, false)
 	other := add(t, g, withDefs(ref("Task"), map[string]any{"Task": map[string]any{"type": "string"}}))
 	g.Services[0].Operations[0].Output = other // health.ping
-	doc := generate(t, g, nil)
+	doc := generate(t, g, "", nil)
 	validate(t, doc)
 	m := decodeDoc(t, doc)
 	comps := get(t, m, "components", "schemas").(map[string]any)

@@ -7,11 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"testing"
 	"time"
 
-	"stitchkit.dev/stitchkit/pkg/compile"
+	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/export/openapi"
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
@@ -28,42 +29,41 @@ func TestRedoclyRecommended(t *testing.T) {
 		t.Fatal("node is needed to run Redocly's linter (install Node.js 20 or later)")
 	}
 	dir := redoclyInstall(t)
-	g, err := compile.Compile(context.Background(), filepath.Join(moduleRoot(t), "examples", "tasks"))
+	g, err := check.Compile(context.Background(), filepath.Join(moduleRoot(t), "examples", "tasks"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	billing, err := compile.Compile(context.Background(), filepath.Join("testdata", "billing"))
+	billing, err := check.Compile(context.Background(), filepath.Join("testdata", "billing"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	lint := func(opts *openapi.Options) []string { return redoclyLint(t, dir, g, opts) }
+	lint := func(opts *openapi.Options) []string { return redoclyLint(t, dir, g, "/api", opts) }
 	complete := &openapi.Options{
-		Prefix:  "/api",
 		Servers: []openapi.Server{{URL: "https://tasks.stitchkit.dev", Description: "Production"}},
 		License: &openapi.License{Name: "Apache 2.0", Identifier: "Apache-2.0"},
 	}
 	if problems := lint(complete); len(problems) > 0 {
 		t.Errorf("Redocly's recommended ruleset reports:\n%s", strings.Join(problems, "\n"))
 	}
-	problems := lint(&openapi.Options{Prefix: "/api"})
+	problems := lint(nil)
 	if len(problems) != 1 || !strings.HasPrefix(problems[0], "warn\tinfo-license\t") {
 		t.Errorf("without a license, want exactly the info-license warning; got:\n%s", strings.Join(problems, "\n"))
 	}
 	// A payments contract: shared components, unions, nullable fields.
-	if problems := redoclyLint(t, dir, billing, complete); len(problems) > 0 {
+	if problems := redoclyLint(t, dir, billing, "/api", complete); len(problems) > 0 {
 		t.Errorf("Redocly's recommended ruleset reports on testdata/billing:\n%s", strings.Join(problems, "\n"))
 	}
 }
 
 // redoclyLint lints the document of g with the engine installed in dir and
 // returns its problems, one per line.
-func redoclyLint(t *testing.T, dir string, g *graph.Graph, opts *openapi.Options) []string {
+func redoclyLint(t *testing.T, dir string, g *graph.Graph, prefix string, opts *openapi.Options) []string {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := openapi.Generate(g, opts)
+	doc, err := openapi.Generate(projecttest.Prefixed(t, g, prefix), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,9 @@
 // (source "agent"), so arguments are validated by the contract's schemas
 // and hooks see the operation's identity.
 //
-//	runner, _ := mount.New(impl, nil)
-//	tools, _ := agent.New(runner, nil)
+//	p, _ := project.New(g, nil) // the one projection; g from check.Compile or graph.Load
+//	runner, _ := mount.New(impl, &mount.Options{Projection: p})
+//	tools, _ := agent.New(runner, nil) // the projection's Agent surface
 //	defs, _ := tools.OpenAIResponsesTools()   // into the request's "tools"
 //	// … the model answers with a function call name + arguments …
 //	out, err := tools.Call(ctx, name, arguments)
@@ -67,18 +68,16 @@ type Tool struct {
 	params, query, in any
 }
 
-// New prepares the Agent surface of the runner's graph. It fails when the
-// projection fails or the runner lacks an endpoint for a tool.
+// New prepares the Agent surface of the runner's projection
+// ([mount.Runner.Projection]). It fails when the runner lacks an endpoint
+// for a tool.
 func New(r *mount.Runner, opts *Options) (*Toolset, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	g := r.Graph()
-	ts, err := project.ToolSurfaces(g)
-	if err != nil {
-		return nil, fmt.Errorf("agent: %w", err)
-	}
-	s := ts.Surface(graph.AGENT, "")
+	p := r.Projection()
+	g := p.Graph()
+	s := p.Tools().Surface(graph.AGENT, "")
 	set := &Toolset{byName: map[string]*Tool{}, opts: *opts}
 	for i := range s.Tools {
 		pt := &s.Tools[i]
@@ -89,7 +88,7 @@ func New(r *mount.Runner, opts *Options) (*Toolset, error) {
 		t := &Tool{Name: pt.Name, Description: pt.Description, InputSchema: pt.Input, InputDigest: pt.InputDigest,
 			Strict: g.Policy.Agent.Strict, ts: set, ep: ep}
 		if t.Strict {
-			if err := t.prepareNulls(g, pt); err != nil {
+			if err := t.prepareNulls(p, pt); err != nil {
 				return nil, fmt.Errorf("agent: tool %q: %w", pt.Name, err)
 			}
 		}
@@ -100,17 +99,18 @@ func New(r *mount.Runner, opts *Options) (*Toolset, error) {
 }
 
 // prepareNulls decodes the contract schemas strict-mode null removal walks.
-func (t *Tool) prepareNulls(g *graph.Graph, pt *project.Tool) error {
+func (t *Tool) prepareNulls(p *project.Projection, pt *project.Tool) error {
+	g := p.Graph()
 	if pt.Op == nil {
 		t.split = func(string) project.Part { return project.PartInput }
 		t.in = decodeSchema(g.Schema(pt.Runtime.Input))
 		return nil
 	}
-	sp, err := project.OperationSplitter(g, pt.Op)
-	if err != nil {
-		return err
+	e := p.Endpoint(pt.Service, pt.Action)
+	if e == nil {
+		return fmt.Errorf("the projection has no endpoint %s", pt.ID())
 	}
-	t.split = sp.Part
+	t.split = e.Split.Part
 	t.params, t.query, t.in = decodeSchema(g.Schema(pt.Op.Params)), decodeSchema(g.Schema(pt.Op.Query)), decodeSchema(g.Schema(pt.Op.Input))
 	return nil
 }
@@ -128,7 +128,7 @@ func (ts *Toolset) Tool(name string) *Tool { return ts.byName[name] }
 func (ts *Toolset) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
 	t := ts.byName[name]
 	if t == nil {
-		return nil, ts.callError(name, mount.Errorf("NOT_FOUND", "No agent tool %q", name))
+		return nil, ts.callError(name, mount.Errorf(mount.CodeNotFound, "No agent tool %q", name))
 	}
 	return t.Call(ctx, args)
 }
@@ -216,7 +216,7 @@ func (e *CallError) Envelope() json.RawMessage { return e.envelope }
 func (ts *Toolset) callError(tool string, e *mount.Error) *CallError {
 	hint := ""
 	if ts.opts.ErrorHint != nil {
-		hint = ts.opts.ErrorHint(tool, e.Code)
+		hint = ts.opts.ErrorHint(tool, string(e.Code))
 	}
 	return &CallError{Err: e, envelope: e.ToolEnvelope(hint)}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"testing"
 
@@ -45,7 +46,7 @@ func strictTasks(tb testing.TB) *graph.Graph {
 func TestToolsetIsTheManifestSurface(t *testing.T) {
 	g := mounttest.Tasks(t)
 	ts := toolset(t, g, nil)
-	m, err := conformance.BuildManifest(g, nil)
+	m, err := conformance.BuildManifest(projecttest.New(t, g, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

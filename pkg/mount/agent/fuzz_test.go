@@ -40,7 +40,7 @@ func FuzzStrictCall(f *testing.F) {
 				t.Fatalf("output %q is not JSON", out)
 			}
 		case errors.As(err, &ce):
-			if !reg[ce.Err.Code] || !json.Valid(ce.Envelope()) {
+			if !reg[string(ce.Err.Code)] || !json.Valid(ce.Envelope()) {
 				t.Fatalf("error %v", err)
 			}
 		default:

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"reflect"
 	"slices"
 
 	"stitchkit.dev/stitchkit/internal/schematree"
@@ -16,10 +15,6 @@ import (
 // for an optional member, and a null the contract requires (a nullable
 // required field) is kept.
 
-// maxSchemaDepth bounds how far [applicable] follows combinators and
-// references.
-const maxSchemaDepth = 64
-
 // dropNulls removes, in place, every null object member of v that no
 // schema applicable to it (s within root) requires. It reports whether it
 // removed anything.
@@ -27,7 +22,7 @@ func dropNulls(v, s, root any) bool {
 	changed := false
 	switch x := v.(type) {
 	case map[string]any:
-		cands := applicable(root, s)
+		cands := schematree.Applicable(root, s)
 		for k, e := range x {
 			if e == nil {
 				if !requiredBy(cands, k) {
@@ -45,7 +40,7 @@ func dropNulls(v, s, root any) bool {
 			}
 		}
 	case []any:
-		cands := applicable(root, s)
+		cands := schematree.Applicable(root, s)
 		for i, e := range x {
 			if e == nil {
 				continue
@@ -60,43 +55,6 @@ func dropNulls(v, s, root any) bool {
 		}
 	}
 	return changed
-}
-
-// applicable returns the schema objects that apply to a value of s: s,
-// what its $ref points at, and every allOf, anyOf and oneOf member, at any
-// depth. A branch of a union may not be the one the value matches, so a
-// member any of them requires is treated as required (the null is kept and
-// validation decides).
-func applicable(root, s any) []map[string]any {
-	var out []map[string]any
-	var visit func(s any, depth int)
-	visit = func(s any, depth int) {
-		m, ok := s.(map[string]any)
-		if !ok || depth > maxSchemaDepth || slices.ContainsFunc(out, func(o map[string]any) bool { return sameMap(o, m) }) {
-			return
-		}
-		out = append(out, m)
-		if ref, ok := schematree.Ref(m); ok {
-			if t, ok := schematree.Resolve(root, ref); ok {
-				visit(t, depth+1)
-			}
-		}
-		for _, k := range []string{"allOf", "anyOf", "oneOf"} {
-			if l, ok := m[k].([]any); ok {
-				for _, b := range l {
-					visit(b, depth+1)
-				}
-			}
-		}
-	}
-	visit(s, 0)
-	return out
-}
-
-// sameMap reports whether a and b are the same map (not equal contents):
-// a reference cycle must not loop.
-func sameMap(a, b map[string]any) bool {
-	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 func requiredBy(cands []map[string]any, key string) bool {

@@ -6,8 +6,9 @@
 // the tool error envelope on stderr, and the exit code says which error it
 // was.
 //
-//	runner, _ := mount.New(impl, nil)
-//	app, _ := cli.New(runner.Graph(), &cli.Options{Runner: runner})
+//	p, _ := project.New(g, nil) // the one projection; g from check.Compile or graph.Load
+//	runner, _ := mount.New(impl, &mount.Options{Projection: p})
+//	app, _ := cli.New(runner.Projection(), &cli.Options{Runner: runner})
 //	os.Exit(app.Run(ctx, os.Args[1:]))
 //
 // Flags (from the input schema's top-level properties, through $ref,
@@ -61,6 +62,10 @@ var DefaultExitCodes = map[string]int{
 	"TIMEOUT":               7,
 	"INTERNAL_SERVER_ERROR": 1,
 }
+
+// statusExitCodes gives an application error code the exit code of the
+// framework code with its HTTP status; any other status exits 1.
+var statusExitCodes = map[int]int{401: 2, 403: 3, 404: 4, 409: 5, 429: 6, 408: 7, 504: 7}
 
 // Options configures [New]; nil means defaults.
 type Options struct {
@@ -131,19 +136,35 @@ type command struct {
 // reserved are the framework's flags; a field may not use their names.
 var reserved = []string{"json", "server", "header", "help", "version"}
 
-// New builds the command tree of g's CLI surface and its CLI-only
+// New builds the command tree of the CLI surface of p (the graph's one
+// projection; with Options.Runner, the runner's own) and its CLI-only
 // commands. A field whose flag would collide with a framework flag
 // (--json, --server, --header, --help, --version) is an error.
-func New(g *graph.Graph, opts *Options) (*App, error) {
+func New(p *project.Projection, opts *Options) (*App, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	if opts.Runner != nil && opts.Runner.Graph() != g {
-		return nil, errors.New("cli: Options.Runner serves another graph")
+	if p == nil {
+		return nil, errors.New("cli: nil projection")
 	}
+	if opts.Runner != nil && opts.Runner.Projection() != p {
+		return nil, errors.New("cli: Options.Runner serves another projection (pass runner.Projection())")
+	}
+	g := p.Graph()
 	a := &App{opts: *opts, g: g, exit: map[string]int{}, stdin: opts.Stdin, stdout: opts.Stdout, stderr: opts.Stderr}
 	for k, v := range DefaultExitCodes {
 		a.exit[k] = v
+	}
+	// An application code exits like the framework code of its HTTP
+	// status (TASK_NOT_FOUND, 404, exits 4 as NOT_FOUND does), so a
+	// script can test for "not found" whatever the contract calls it.
+	for _, e := range g.Errors {
+		if _, framework := DefaultExitCodes[e.Code]; !framework {
+			a.exit[e.Code] = statusExitCodes[e.Status]
+			if a.exit[e.Code] == 0 {
+				a.exit[e.Code] = 1
+			}
+		}
 	}
 	for k, v := range opts.ExitCodes {
 		a.exit[k] = v
@@ -157,13 +178,10 @@ func New(g *graph.Graph, opts *Options) (*App, error) {
 	if a.stderr == nil {
 		a.stderr = os.Stderr
 	}
-	ts, err := project.ToolSurfaces(g)
-	if err != nil {
-		return nil, fmt.Errorf("cli: %w", err)
-	}
-	routes := remoteRoutes(g)
+	routes := remoteRoutes(p)
 	var errs []error
-	s := ts.Surface(graph.CLI, "")
+	var err error
+	s := p.Tools().Surface(graph.CLI, "")
 	for i := range s.Tools {
 		t := &s.Tools[i]
 		c := &command{name: t.Name, tool: t, remote: routes[t.Op]}
@@ -177,11 +195,7 @@ func New(g *graph.Graph, opts *Options) (*App, error) {
 			}
 		}
 		if t.Op != nil && c.remote != nil {
-			sp, err := project.OperationSplitter(g, t.Op)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("cli: command %q: %w", t.Name, err))
-			}
-			c.remote.split = sp
+			c.remote.split = p.Endpoint(t.Service, t.Action).Split
 		}
 		a.commands = append(a.commands, c)
 	}
@@ -235,7 +249,7 @@ func (a *App) build() {
 		SilenceUsage:  true,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return mount.Errorf("NOT_FOUND", "Unknown command %q; run %s --help for the list", args[0], cmd.Name())
+				return mount.Errorf(mount.CodeNotFound, "Unknown command %q; run %s --help for the list", args[0], cmd.Name())
 			}
 			return nil
 		},
@@ -249,7 +263,7 @@ func (a *App) build() {
 	// declare: VALIDATION_ERROR, as an undeclared field is over HTTP, MCP
 	// and the Agent.
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return mount.NewError("VALIDATION_ERROR", err.Error())
+		return mount.NewError(mount.CodeValidation, err.Error())
 	})
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.server, "server", a.opts.Server, "call the HTTP mount at this base URL (including its prefix) instead of running in process")
@@ -279,9 +293,9 @@ func (a *App) cobraCommand(c *command) *cobra.Command {
 			}
 			if f := a.boolBefore(c, args[0]); f != "" {
 				// --done false: a boolean flag takes no separate value.
-				return mount.Errorf("BAD_REQUEST", "--%s is a boolean flag and takes no separate value: write --%s=%s (or --%s, --no-%s)", f, f, args[0], f, f)
+				return mount.Errorf(mount.CodeBadRequest, "--%s is a boolean flag and takes no separate value: write --%s=%s (or --%s, --no-%s)", f, f, args[0], f, f)
 			}
-			return mount.Errorf("BAD_REQUEST", "%s takes flags, not arguments (got %q)", c.name, args[0])
+			return mount.Errorf(mount.CodeBadRequest, "%s takes flags, not arguments (got %q)", c.name, args[0])
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runCommand(cmd.Context(), c) },
 	}
@@ -349,7 +363,8 @@ func (a *App) RunWith(ctx context.Context, args []string, stdin io.Reader, stdou
 
 // Run executes one command line (without the program name) and returns
 // the exit code: 0 on success, else the code's exit code
-// ([DefaultExitCodes], Options.ExitCodes; 1 for any other code). An App
+// ([DefaultExitCodes]; an application code by its HTTP status, see
+// docs/cli.md; Options.ExitCodes; 1 for any other code). An App
 // runs one command line at a time.
 func (a *App) Run(ctx context.Context, args []string) int {
 	for _, c := range a.commands {
@@ -368,7 +383,7 @@ func (a *App) Run(ctx context.Context, args []string) int {
 	if err := a.root.ExecuteContext(ctx); err != nil {
 		e, ok := mount.AsError(err)
 		if !ok {
-			e = mount.NewError("BAD_REQUEST", err.Error())
+			e = mount.NewError(mount.CodeBadRequest, err.Error())
 		}
 		a.fail(e)
 	}
@@ -398,7 +413,7 @@ func (a *App) runCommand(ctx context.Context, c *command) error {
 		}
 		out = res.Output
 	default:
-		return mount.Errorf("BAD_REQUEST", "%s needs --server URL: this program runs no operations in process", c.name)
+		return mount.Errorf(mount.CodeBadRequest, "%s needs --server URL: this program runs no operations in process", c.name)
 	}
 	if err != nil {
 		return err
@@ -428,10 +443,10 @@ func (a *App) fromStdin(c *command, args map[string]any) error {
 	}
 	b, err := io.ReadAll(io.LimitReader(a.stdin, max+1))
 	if err != nil {
-		return mount.Errorf("BAD_REQUEST", "reading standard input: %v", err)
+		return mount.Errorf(mount.CodeBadRequest, "reading standard input: %v", err)
 	}
 	if int64(len(b)) > max {
-		return mount.Errorf("PAYLOAD_TOO_LARGE", "standard input exceeds %d bytes", max)
+		return mount.Errorf(mount.CodePayloadTooLarge, "standard input exceeds %d bytes", max)
 	}
 	if len(b) == 0 {
 		return nil
@@ -460,30 +475,37 @@ func isTerminal(r io.Reader) bool {
 func (a *App) runNative(ctx context.Context, c *command, args map[string]any) (out json.RawMessage, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			out, err = nil, mount.NewError("INTERNAL_SERVER_ERROR", "Internal server error")
+			out, err = nil, mount.NewError(mount.CodeInternal, "Internal server error")
 		}
 	}()
 	if c.input != nil {
+		// The handler sees what CUE would have produced, as an operation's
+		// does: defaults first, then validation (DESIGN invariant 3).
+		if v, _ := c.input.ApplyDefaults(args); v != nil {
+			if m, ok := v.(map[string]any); ok {
+				args = m
+			}
+		}
 		if err := c.input.Validate(args); err != nil {
 			var ve *validate.Error
 			if errors.As(err, &ve) {
 				return nil, issues(ve)
 			}
-			return nil, mount.NewError("VALIDATION_ERROR", err.Error())
+			return nil, mount.NewError(mount.CodeValidation, err.Error())
 		}
 	} else if len(args) > 0 {
-		return nil, mount.Errorf("VALIDATION_ERROR", "%s takes no input", c.name)
+		return nil, mount.Errorf(mount.CodeValidation, "%s takes no input", c.name)
 	}
 	h := a.opts.Commands[c.name]
 	if h == nil {
-		return nil, mount.Errorf("NOT_IMPLEMENTED", "%s is not implemented", c.name)
+		return nil, mount.Errorf(mount.CodeNotImplemented, "%s is not implemented", c.name)
 	}
 	out, err = h(ctx, args)
 	if err != nil {
 		if e, ok := mount.AsError(err); ok {
 			return nil, e
 		}
-		return nil, mount.NewError("INTERNAL_SERVER_ERROR", "Internal server error").WithCause(err)
+		return nil, mount.NewError(mount.CodeInternal, "Internal server error").WithCause(err)
 	}
 	if c.output != nil {
 		v, derr := validate.DecodeJSON(out, &validate.DecodeOptions{MaxDepth: 10000})
@@ -491,7 +513,7 @@ func (a *App) runNative(ctx context.Context, c *command, args map[string]any) (o
 			derr = c.output.Validate(v)
 		}
 		if derr != nil {
-			return nil, mount.NewError("INTERNAL_SERVER_ERROR", "Internal server error").WithCause(derr)
+			return nil, mount.NewError(mount.CodeInternal, "Internal server error").WithCause(derr)
 		}
 	}
 	return out, nil
@@ -505,7 +527,7 @@ func issues(ve *validate.Error) *mount.Error {
 		}
 		list = append(list, mount.Issue{In: project.PartInput, Path: is.Path, Keyword: is.Keyword, Message: is.Message})
 	}
-	return &mount.Error{Code: "VALIDATION_ERROR", Message: "Invalid input: " + ve.Issues[0].String(), Details: map[string]any{"issues": list}}
+	return &mount.Error{Code: mount.CodeValidation, Message: "Invalid input: " + ve.Issues[0].String(), Details: map[string]any{"issues": list}}
 }
 
 // print writes JSON indented, or compact with --json, and a newline.
@@ -529,7 +551,7 @@ func (a *App) print(w io.Writer, b []byte) error {
 // fail prints the tool error envelope on stderr and sets the exit code.
 func (a *App) fail(e *mount.Error) {
 	a.print(a.stderr, e.ToolEnvelope(""))
-	code, ok := a.exit[e.Code]
+	code, ok := a.exit[string(e.Code)]
 	if !ok {
 		code = 1
 	}

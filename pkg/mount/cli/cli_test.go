@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"testing"
 
@@ -75,7 +77,7 @@ func flagsApp(t testing.TB) (*App, *[]*mount.Call) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(g, &Options{Runner: r})
+	a, err := New(r.Projection(), &Options{Runner: r})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +213,7 @@ func TestStdin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(r.Graph(), &Options{Runner: r})
+	a, err := New(r.Projection(), &Options{Runner: r})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +243,7 @@ func TestStdin(t *testing.T) {
 // NOT_FOUND.
 func TestExitCodes(t *testing.T) {
 	g := mounttest.Tasks(t)
-	deny := map[string]string{"get": "UNAUTHORIZED", "list": "FORBIDDEN"}
+	deny := map[string]mount.Code{"get": mount.CodeUnauthorized, "list": mount.CodeForbidden}
 	opts := &mount.Options{Logger: slog.New(slog.DiscardHandler), Hooks: mount.Hooks{Authorize: func(ctx context.Context, c *mount.Call) (context.Context, error) {
 		if code, ok := deny[c.Identity.Action]; ok {
 			return nil, mount.NewError(code, "")
@@ -254,7 +256,7 @@ func TestExitCodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(g, &Options{Runner: r, ExitCodes: map[string]int{"TASK_CONFLICT": 9}})
+	a, err := New(r.Projection(), &Options{Runner: r, ExitCodes: map[string]int{"TASK_CONFLICT": 9}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +286,7 @@ func TestExitCodes(t *testing.T) {
 func TestCLIOnlyCommand(t *testing.T) {
 	g := mounttest.Tasks(t)
 	var got []map[string]any
-	a, err := New(g, &Options{Server: "http://127.0.0.1:1", Commands: map[string]CommandFunc{"doctor": func(ctx context.Context, in map[string]any) (json.RawMessage, error) {
+	a, err := New(projecttest.New(t, g, nil), &Options{Server: "http://127.0.0.1:1", Commands: map[string]CommandFunc{"doctor": func(ctx context.Context, in map[string]any) (json.RawMessage, error) {
 		got = append(got, in)
 		return json.RawMessage(`{"ok":true,"problems":[]}`), nil
 	}}})
@@ -297,12 +299,81 @@ func TestCLIOnlyCommand(t *testing.T) {
 	}
 }
 
+// A CLI-only command's handler receives its input with the contract's
+// defaults applied, as an operation's handler does; the flag that is given
+// keeps its value. (Before the fix runNative validated the input but
+// handed over the flags alone: level was missing.)
+func TestCLIOnlyCommandDefaults(t *testing.T) {
+	g := mounttest.Tasks(t)
+	in, err := g.AddSchema(map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{
+		"verbose": map[string]any{"type": "boolean"},
+		"level":   map[string]any{"type": "integer", "default": 3, "minimum": 1, "maximum": 5},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range g.CliCommands {
+		if g.CliCommands[i].Name == "doctor" {
+			g.CliCommands[i].Input = in
+		}
+	}
+	var got map[string]any
+	a, err := New(projecttest.New(t, g, nil), &Options{Commands: map[string]CommandFunc{"doctor": func(ctx context.Context, in map[string]any) (json.RawMessage, error) {
+		got = in
+		return json.RawMessage(`{"ok":true,"problems":[]}`), nil
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := runApp(t, a, "", "doctor", "--verbose")
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	if got["verbose"] != true || fmt.Sprint(got["level"]) != "3" {
+		t.Fatalf("the handler got %v; want verbose true and level 3 (the default)", got)
+	}
+	res = runApp(t, a, "", "doctor", "--level", "5")
+	if res.code != 0 || fmt.Sprint(got["level"]) != "5" {
+		t.Fatalf("exit %d %s: the handler got %v; want level 5 as given", res.code, res.stderr, got)
+	}
+}
+
+// Help says what the schema says beyond a flag's type: its default,
+// numeric bounds, length and item bounds, pattern and format.
+func TestHelpConstraints(t *testing.T) {
+	g := mounttest.Tasks(t)
+	in, err := g.AddSchema(map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{
+		"level": map[string]any{"type": "integer", "default": 2, "minimum": 1, "exclusiveMaximum": 6},
+		"since": map[string]any{"type": "string", "format": "date-time"},
+		"code":  map[string]any{"type": "string", "pattern": "^[a-z]+$", "maxLength": 8},
+		"tags":  map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "maxItems": 3},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range g.CliCommands {
+		if g.CliCommands[i].Name == "doctor" {
+			g.CliCommands[i].Input = in
+		}
+	}
+	a, err := New(projecttest.New(t, g, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runApp(t, a, "", "doctor", "--help")
+	for _, want := range []string{"[default 2; >=1 <6]", "[format date-time]", "[max length 8; pattern ^[a-z]+$]", "[max items 3]"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("help lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
 // A field named like a framework flag is refused when the tree is built.
 func TestReservedFlagCollision(t *testing.T) {
 	g := flagsGraph(t)
 	d, _ := g.AddSchema(map[string]any{"type": "object", "properties": map[string]any{"json": map[string]any{"type": "boolean"}}})
 	g.Services[0].Operations[0].Input = d
-	if _, err := New(g, nil); err == nil || !strings.Contains(err.Error(), "--json") {
+	if _, err := New(projecttest.New(t, g, nil), nil); err == nil || !strings.Contains(err.Error(), "--json") {
 		t.Fatalf("%v", err)
 	}
 }
@@ -321,17 +392,17 @@ func TestRemoteAgainstHTTPMount(t *testing.T) {
 			return nil, mount.NewError("TASK_NOT_FOUND", "")
 		},
 	}
-	r, err := mounttest.ExampleRunner(g, nil, bind)
+	r, err := mounttest.ExampleRunner(g, &mount.Options{Projection: projecttest.Prefixed(t, g, "/api")}, bind)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := httpmount.New(r, &httpmount.Options{Prefix: "/api"})
+	h, err := httpmount.New(r, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	a, err := New(g, &Options{Server: srv.URL + "/api"})
+	a, err := New(projecttest.New(t, g, nil), &Options{Server: srv.URL + "/api"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,8 +413,9 @@ func TestRemoteAgainstHTTPMount(t *testing.T) {
 	if q, _ := graph.Canonical(seen[0].Query); string(q) != `{"done":true,"limit":2,"tag":["docs","x-y"]}` || seen[0].Source != mount.SourceHTTP {
 		t.Fatalf("query %s source %s", q, seen[0].Source)
 	}
+	// TASK_NOT_FOUND has status 404: it exits 4, as NOT_FOUND does.
 	res = runApp(t, a, "", "get_task", "--id", "t_1")
-	if res.code != 1 || !strings.Contains(res.stderr, `"error": "TASK_NOT_FOUND"`) {
+	if res.code != 4 || !strings.Contains(res.stderr, `"error": "TASK_NOT_FOUND"`) {
 		t.Fatalf("exit %d %s", res.code, res.stderr)
 	}
 	res = runApp(t, a, "", "list_tasks", "--limit", "0")

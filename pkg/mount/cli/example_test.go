@@ -55,7 +55,7 @@ func ExampleNew() {
 	if err != nil {
 		panic(err)
 	}
-	app, err := cli.New(g, &cli.Options{Runner: runner})
+	app, err := cli.New(runner.Projection(), &cli.Options{Runner: runner})
 	if err != nil {
 		panic(err)
 	}

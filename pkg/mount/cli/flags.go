@@ -42,6 +42,8 @@ type field struct {
 	required bool
 	enum     []string
 	desc     string
+	// notes are the constraints --help shows: default, bounds, format.
+	notes []string
 	// children are the dotted flags of an object field's properties.
 	children []*field
 	// open: an object field that takes keys it does not declare (a map,
@@ -78,7 +80,7 @@ const maxDotted = 3 // depth of dotted flags: --a.b.c
 func objectFields(root, s any, prefix []string, depth int) []*field {
 	props := map[string][]any{}
 	required := map[string]bool{}
-	for _, m := range branches(root, s) {
+	for _, m := range schematree.Applicable(root, s) {
 		if ps, ok := m["properties"].(map[string]any); ok {
 			for k, p := range ps {
 				props[k] = append(props[k], p)
@@ -109,6 +111,7 @@ func objectFields(root, s any, prefix []string, depth int) []*field {
 			if d, ok := p.(map[string]any)["description"].(string); ok && f.desc == "" {
 				f.desc = d
 			}
+			f.notes = append(f.notes, constraintsOf(root, p)...)
 		}
 		if len(kinds) == 1 {
 			for k := range kinds {
@@ -119,6 +122,7 @@ func objectFields(root, s any, prefix []string, depth int) []*field {
 		}
 		slices.Sort(f.enum)
 		f.enum = slices.Compact(f.enum)
+		f.notes = slices.Compact(f.notes)
 		if f.kind == kindObject && depth+1 < maxDotted {
 			for _, p := range props[name] {
 				f.children = append(f.children, objectFields(root, p, f.path, depth+1)...)
@@ -137,7 +141,7 @@ func openKeys(root any, schemas []any) (open bool, k kind) {
 	k = kindRaw
 	kinds := map[kind]bool{}
 	for _, s := range schemas {
-		for _, m := range branches(root, s) {
+		for _, m := range schematree.Applicable(root, s) {
 			if _, ok := m["type"]; !ok && m["properties"] == nil && m["additionalProperties"] == nil && m["patternProperties"] == nil {
 				continue // a $ref or union wrapper: its members say
 			}
@@ -172,39 +176,11 @@ func openKeys(root any, schemas []any) (open bool, k kind) {
 	return open, k
 }
 
-// branches returns the object schemas that describe a value of s: s
-// itself (through $ref) and its allOf, anyOf and oneOf members.
-func branches(root, s any) []map[string]any {
-	var out []map[string]any
-	var visit func(s any, depth int)
-	visit = func(s any, depth int) {
-		m, ok := s.(map[string]any)
-		if !ok || depth > 16 {
-			return
-		}
-		out = append(out, m)
-		if ref, ok := schematree.Ref(m); ok {
-			if t, ok := schematree.Resolve(root, ref); ok {
-				visit(t, depth+1)
-			}
-		}
-		for _, k := range []string{"allOf", "anyOf", "oneOf"} {
-			if l, ok := m[k].([]any); ok {
-				for _, b := range l {
-					visit(b, depth+1)
-				}
-			}
-		}
-	}
-	visit(s, 0)
-	return out
-}
-
 // kindOf says how a property's flag reads: its JSON type (null aside),
 // enum or const strings listed for help.
 func kindOf(root, s any) (k, elem kind, enum []string) {
 	types := map[string]bool{}
-	for _, m := range branches(root, s) {
+	for _, m := range schematree.Applicable(root, s) {
 		switch t := m["type"].(type) {
 		case string:
 			types[t] = true
@@ -298,6 +274,9 @@ func register(fs *pflag.FlagSet, f *field) {
 	}
 	if len(f.enum) > 0 {
 		usage = strings.TrimSpace(usage + " one of: " + strings.Join(f.enum, ", "))
+	}
+	if len(f.notes) > 0 {
+		usage = strings.TrimSpace(usage + " [" + strings.Join(f.notes, "; ") + "]")
 	}
 	switch {
 	case f.kind == kindArray:
@@ -400,7 +379,7 @@ func (f *field) parseJSON(s, what string) (any, bool, error) {
 
 // flagError is the VALIDATION_ERROR of a flag the command cannot read.
 func flagError(f *field, value, format string, args ...any) *mount.Error {
-	e := mount.Errorf("VALIDATION_ERROR", format, args...)
+	e := mount.Errorf(mount.CodeValidation, format, args...)
 	e.Details = map[string]any{"message": e.Message, "flag": "--" + f.name()}
 	if value != "" {
 		e.Details["value"] = value
@@ -545,4 +524,50 @@ func describe(fields []*field) string {
 		return ""
 	}
 	return fmt.Sprintf("Required: %s.", strings.Join(req, ", "))
+}
+
+// constraintsOf lists what --help says about a property beyond its type,
+// from the schema the runner validates with (through $ref and allOf):
+// its default, numeric bounds, length and item bounds, pattern and
+// format, in that order.
+func constraintsOf(root, s any) []string {
+	var out []string
+	num := func(m map[string]any, k string) (string, bool) {
+		v, ok := m[k]
+		if !ok {
+			return "", false
+		}
+		b, err := json.Marshal(v)
+		return string(b), err == nil
+	}
+	for _, m := range schematree.Applicable(root, s) {
+		if d, ok := num(m, "default"); ok {
+			out = append(out, "default "+d)
+		}
+		var bounds []string
+		for _, b := range []struct{ key, op string }{
+			{"minimum", ">="}, {"exclusiveMinimum", ">"}, {"maximum", "<="}, {"exclusiveMaximum", "<"},
+		} {
+			if v, ok := num(m, b.key); ok {
+				bounds = append(bounds, b.op+v)
+			}
+		}
+		if len(bounds) > 0 {
+			out = append(out, strings.Join(bounds, " "))
+		}
+		for _, b := range []struct{ key, label string }{
+			{"minLength", "min length"}, {"maxLength", "max length"}, {"minItems", "min items"}, {"maxItems", "max items"},
+		} {
+			if v, ok := num(m, b.key); ok {
+				out = append(out, b.label+" "+v)
+			}
+		}
+		if p, ok := m["pattern"].(string); ok {
+			out = append(out, "pattern "+p)
+		}
+		if f, ok := m["format"].(string); ok {
+			out = append(out, "format "+f)
+		}
+	}
+	return out
 }

@@ -26,12 +26,12 @@ type remoteRoute struct {
 	split  project.ArgSplitter
 }
 
-// remoteRoutes are the HTTP routes of g's operations (without a prefix:
-// --server carries it).
-func remoteRoutes(g *graph.Graph) map[*graph.Operation]*remoteRoute {
+// remoteRoutes are the HTTP routes of the projection's operations, below
+// the HTTP prefix (--server carries it).
+func remoteRoutes(p *project.Projection) map[*graph.Operation]*remoteRoute {
 	out := map[*graph.Operation]*remoteRoute{}
-	for _, r := range project.HTTPRoutes(g, project.HTTPOptions{}) {
-		out[r.Op] = &remoteRoute{method: r.Method, path: r.Path, op: r.Op}
+	for _, r := range p.Routes() {
+		out[r.Op] = &remoteRoute{method: r.Method, path: r.Local, op: r.Op}
 	}
 	return out
 }
@@ -42,7 +42,7 @@ func remoteRoutes(g *graph.Graph) map[*graph.Operation]*remoteRoute {
 func (a *App) runRemote(ctx context.Context, c *command, args map[string]any) (json.RawMessage, error) {
 	rt := c.remote
 	if rt == nil {
-		return nil, mount.Errorf("BAD_REQUEST", "%s is a runtime tool: it has no HTTP route, so it cannot run with --server", c.name)
+		return nil, mount.Errorf(mount.CodeBadRequest, "%s is a runtime tool: it has no HTTP route, so it cannot run with --server", c.name)
 	}
 	params, query, input := map[string]any{}, url.Values{}, map[string]any{}
 	for k, v := range args {
@@ -64,7 +64,7 @@ func (a *App) runRemote(ctx context.Context, c *command, args map[string]any) (j
 	case rt.op.Input != "" || (len(input) > 0 && rt.method != "GET" && rt.method != "DELETE"):
 		b, err := json.Marshal(input)
 		if err != nil {
-			return nil, mount.NewError("BAD_REQUEST", err.Error())
+			return nil, mount.NewError(mount.CodeBadRequest, err.Error())
 		}
 		body = bytes.NewReader(b)
 	default:
@@ -80,7 +80,7 @@ func (a *App) runRemote(ctx context.Context, c *command, args map[string]any) (j
 	}
 	req, err := http.NewRequestWithContext(ctx, rt.method, u, body)
 	if err != nil {
-		return nil, mount.Errorf("BAD_REQUEST", "--server %q: %v", a.server, err)
+		return nil, mount.Errorf(mount.CodeBadRequest, "--server %q: %v", a.server, err)
 	}
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
@@ -94,7 +94,7 @@ func (a *App) runRemote(ctx context.Context, c *command, args map[string]any) (j
 	for _, h := range a.headers {
 		name, value, ok := strings.Cut(h, ":")
 		if !ok || strings.TrimSpace(name) == "" {
-			return nil, mount.Errorf("BAD_REQUEST", `--header %q: want "Name: value"`, h)
+			return nil, mount.Errorf(mount.CodeBadRequest, `--header %q: want "Name: value"`, h)
 		}
 		req.Header.Add(strings.TrimSpace(name), strings.TrimSpace(value))
 	}
@@ -104,15 +104,15 @@ func (a *App) runRemote(ctx context.Context, c *command, args map[string]any) (j
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, mount.Errorf("SERVICE_UNAVAILABLE", "cannot reach %s: %v", a.server, err)
+		return nil, mount.Errorf(mount.CodeServiceUnavailable, "cannot reach %s: %v", a.server, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
 	if err != nil {
-		return nil, mount.Errorf("SERVICE_UNAVAILABLE", "reading the answer of %s: %v", a.server, err)
+		return nil, mount.Errorf(mount.CodeServiceUnavailable, "reading the answer of %s: %v", a.server, err)
 	}
 	if len(b) > maxResponseBytes {
-		return nil, mount.Errorf("INTERNAL_SERVER_ERROR", "the answer of %s exceeds %d bytes", a.server, maxResponseBytes)
+		return nil, mount.Errorf(mount.CodeInternal, "the answer of %s exceeds %d bytes", a.server, maxResponseBytes)
 	}
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		if resp.StatusCode == http.StatusNoContent || len(bytes.TrimSpace(b)) == 0 {
@@ -129,7 +129,7 @@ func (a *App) runRemote(ctx context.Context, c *command, args map[string]any) (j
 func (a *App) remoteError(status int, body []byte) *mount.Error {
 	var env struct {
 		Error *struct {
-			Code    string         `json:"code"`
+			Code    mount.Code     `json:"code"`
 			Message string         `json:"message"`
 			Details map[string]any `json:"details"`
 		} `json:"error"`
@@ -137,10 +137,10 @@ func (a *App) remoteError(status int, body []byte) *mount.Error {
 	if json.Unmarshal(body, &env) == nil && env.Error != nil && env.Error.Code != "" {
 		return &mount.Error{Code: env.Error.Code, Status: status, Message: env.Error.Message, Details: env.Error.Details}
 	}
-	code := "INTERNAL_SERVER_ERROR"
+	code := mount.CodeInternal
 	for _, e := range a.g.ErrorRegistry() {
 		if e.Status == status {
-			code = e.Code
+			code = mount.Code(e.Code)
 			break
 		}
 	}
@@ -157,7 +157,7 @@ func fillPath(pattern string, params map[string]any) (string, error) {
 		name, rest := strings.CutSuffix(s[1:len(s)-1], "...")
 		v, ok := params[name]
 		if !ok {
-			return "", &mount.Error{Code: "VALIDATION_ERROR", Message: fmt.Sprintf("Invalid params: missing property '%s'", name),
+			return "", &mount.Error{Code: mount.CodeValidation, Message: fmt.Sprintf("Invalid params: missing property '%s'", name),
 				Details: map[string]any{"issues": []mount.Issue{{In: project.PartParams, Keyword: "required", Message: fmt.Sprintf("missing property '%s'", name)}}}}
 		}
 		text := wireText(v)

@@ -12,6 +12,7 @@ import (
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/mount"
 	httpmount "stitchkit.dev/stitchkit/pkg/mount/http"
+	"stitchkit.dev/stitchkit/pkg/project"
 )
 
 // Example serves the tasks example contract: graph.Load → bind a handler
@@ -27,6 +28,11 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
+	p, err := project.New(g, &project.Options{HTTPPrefix: "/api"}) // the one projection: the prefix is stated here, once
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	impl := mount.NewImplementation(g)
 	_ = impl.Handle("tasks", "create", func(ctx context.Context, c *mount.Call) (json.RawMessage, error) {
 		var in struct {
@@ -37,12 +43,12 @@ func Example() {
 		}
 		return json.Marshal(map[string]any{"id": "t_1", "title": in.Title, "done": false})
 	})
-	runner, err := mount.New(impl, nil)
+	runner, err := mount.New(impl, &mount.Options{Projection: p})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	h, err := httpmount.New(runner, &httpmount.Options{Prefix: "/api"})
+	h, err := httpmount.New(runner, nil)
 	if err != nil {
 		fmt.Println(err)
 		return

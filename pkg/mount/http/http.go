@@ -4,15 +4,18 @@
 //
 // Start with [New]:
 //
-//	g, err := graph.Load(graphJSON)                   // a compiled contract
+//	g, err := graph.Load(graphJSON)                   // or check.Compile, the one compile
+//	p, err := project.New(g, &project.Options{HTTPPrefix: "/api"})
 //	impl := mount.NewImplementation(g)
 //	impl.Handle("tasks", "get", getTask)              // bind handlers
-//	runner, err := mount.New(impl, nil)
-//	h, err := httpmount.New(runner, &httpmount.Options{Prefix: "/api"})
+//	runner, err := mount.New(impl, &mount.Options{Projection: p})
+//	h, err := httpmount.New(runner, nil)
 //	http.Handle("/api/", h)
 //
-// The routes are [project.RouteTable]'s: the ServeMux patterns `stitch vet`
-// checks, so a contract that vets clean always mounts. Each request:
+// The routes are the runner's projection's ([project.Projection.Routes],
+// with its HTTP prefix): the ServeMux patterns `stitch vet` checks, and the
+// ones the manifest and the OpenAPI export built from the same projection
+// list, so a contract that vets clean always mounts. Each request:
 //
 //   - gets an x-request-id response header ([Options.RequestID]);
 //   - with CORS configured, an OPTIONS preflight is answered first (CORS is
@@ -24,6 +27,10 @@
 //     redirect, and the bare prefix of a route ending in a rest parameter
 //     ("/files" of "/files/{path...}") is that route with an empty rest,
 //     as "/files/" is (never ServeMux's redirect);
+//   - the runner's authenticator (mount.Options.Authenticate), when set,
+//     resolves the caller from the headers first: a refusal is its
+//     envelope (401 with WWW-Authenticate, or 403), and the principal
+//     reaches every hook and handler as Call.Principal;
 //   - path parameters are read as their #params types and validated before
 //     the runner's Authorize hook, which sees no query and no body;
 //   - after authorization the query string is read as the #query types
@@ -58,6 +65,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/mount"
@@ -67,11 +76,16 @@ import (
 // DefaultMaxBodyBytes is the body cap when Options.MaxBodyBytes is 0.
 const DefaultMaxBodyBytes = 1 << 20
 
+// The upload deadline of Options.MinUploadRate: a body larger than the
+// default cap must arrive within DefaultUploadGrace plus its cap at
+// DefaultMinUploadRate.
+const (
+	DefaultMinUploadRate = 64 << 10
+	DefaultUploadGrace   = 30 * time.Second
+)
+
 // Options configures [New]. A nil *Options means defaults.
 type Options struct {
-	// Prefix is placed before every route ("/api"); it must be the prefix
-	// the manifest and the OpenAPI document are built with.
-	Prefix string
 	// MaxBodyBytes caps a request body (0 = DefaultMaxBodyBytes).
 	MaxBodyBytes int64
 	// OperationMaxBodyBytes overrides the cap per operation, keyed by
@@ -84,6 +98,15 @@ type Options struct {
 	// request's own X-Request-Id when it is 1–128 characters of
 	// [A-Za-z0-9._:-], else a fresh process-unique id.
 	RequestID func(*http.Request) string
+	// MinUploadRate is the slowest average rate, in bytes a second, at
+	// which the body of an operation whose cap is above
+	// DefaultMaxBodyBytes must arrive (DefaultMinUploadRate when 0). For
+	// such an operation the mount moves the connection's read deadline
+	// (through http.ResponseController) to DefaultUploadGrace plus the
+	// cap at this rate, so a large upload is not cut by the server's
+	// ReadTimeout, which is sized for ordinary bodies. Negative leaves the
+	// server's deadline alone.
+	MinUploadRate int64
 }
 
 // CORS configures cross-origin resource sharing.
@@ -131,8 +154,8 @@ type route struct {
 	head    bool
 }
 
-// New builds the mount of every HTTP route of runner's graph. It fails
-// when the routes cannot be served together ([project.RouteTable]).
+// New builds the mount of every HTTP route of the runner's projection
+// ([project.Projection.Routes], whose HTTP prefix they carry).
 func New(runner *mount.Runner, opts *Options) (*Handler, error) {
 	h := &Handler{runner: runner, mux: http.NewServeMux()}
 	if opts != nil {
@@ -149,11 +172,7 @@ func New(runner *mount.Runner, opts *Options) (*Handler, error) {
 		h.ids = constSlots("")
 	}
 	h.json = constSlots("application/json")
-	routes, err := project.RouteTable(runner.Graph(), project.HTTPOptions{Prefix: h.opts.Prefix})
-	if err != nil {
-		return nil, fmt.Errorf("httpmount: %w", err)
-	}
-	for _, r := range routes {
+	for _, r := range runner.Projection().Routes() {
 		ep := runner.Endpoint(r.Op.Service, r.Op.Action)
 		if ep == nil {
 			return nil, fmt.Errorf("httpmount: the runner has no endpoint for %s", r.Op.ID())
@@ -200,9 +219,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.opts.CORS != nil && h.cors(w, r) {
 		return
 	}
+	if !utf8.ValidString(r.URL.Path) {
+		// A path is text: bytes that are not UTF-8 would reach handlers as
+		// names that cannot be listed back or fetched again.
+		h.writeError(w, r, h.runner.Normalize(r.Context(), nil, mount.NewError(mount.CodeBadRequest, "The request path is not valid UTF-8")))
+		return
+	}
 	p := cleanCheckPath(r.URL)
 	if !isCleanPath(p) {
-		h.writeError(w, r, h.runner.Normalize(r.Context(), nil, mount.NewError("NOT_FOUND", "")))
+		h.writeError(w, r, h.runner.Normalize(r.Context(), nil, mount.NewError(mount.CodeNotFound, "")))
 		return
 	}
 	if h.restSlashes != nil && !strings.HasSuffix(p, "/") && h.restSlashes[strings.Count(p, "/")] {
@@ -234,11 +259,11 @@ func (h *Handler) restPrefix(r *http.Request) *http.Request {
 func (h *Handler) noRoute(w http.ResponseWriter, r *http.Request) {
 	allow := h.allowed(r)
 	if len(allow) == 0 {
-		h.writeError(w, r, h.runner.Normalize(r.Context(), nil, mount.NewError("NOT_FOUND", "")))
+		h.writeError(w, r, h.runner.Normalize(r.Context(), nil, mount.NewError(mount.CodeNotFound, "")))
 		return
 	}
 	w.Header().Set("Allow", strings.Join(allow, ", "))
-	h.writeError(w, r, h.runner.Normalize(r.Context(), nil, mount.NewError("METHOD_NOT_ALLOWED", "")))
+	h.writeError(w, r, h.runner.Normalize(r.Context(), nil, mount.NewError(mount.CodeMethodNotAllowed, "")))
 }
 
 // allowed lists the methods some route answers for r's path, sorted.
@@ -299,6 +324,19 @@ func (h *Handler) cors(w http.ResponseWriter, r *http.Request) bool {
 }
 
 func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if rt.h.runner.Authenticates() {
+		// The edge: headers only, before any body byte is read.
+		var e *mount.Error
+		if ctx, e = rt.h.runner.Authenticate(ctx, mount.NewEdgeRequest(mount.SourceHTTP, r)); e != nil {
+			if e.Code == mount.CodeUnauthorized {
+				w.Header().Set("WWW-Authenticate", rt.h.runner.Challenge())
+			}
+			rt.h.writeError(w, r, e)
+			return
+		}
+		r = r.WithContext(ctx)
+	}
 	req := mount.Request{Source: mount.SourceHTTP, Native: r}
 	if len(rt.names) > 0 {
 		// Read straight into the values map: the same reading as
@@ -311,16 +349,19 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.URL.RawQuery != "" {
 		q, err := url.ParseQuery(r.URL.RawQuery)
-		if err != nil {
-			req.Query.Err = mount.NewError("BAD_REQUEST", "Malformed query string")
-		} else {
+		switch {
+		case err != nil:
+			req.Query.Err = mount.NewError(mount.CodeBadRequest, "Malformed query string")
+		case !validQuery(r.URL.RawQuery, q):
+			req.Query.Err = mount.NewError(mount.CodeBadRequest, "The query string is not valid UTF-8")
+		default:
 			req.Query.Wire = q
 		}
 	}
 	if rt.ep.HasInput() {
 		req.Body = func() ([]byte, error) { return rt.readBody(w, r) }
 	}
-	res := rt.ep.Call(r.Context(), &req)
+	res := rt.ep.Call(ctx, &req)
 	if res.Err != nil {
 		rt.h.writeError(w, r, res.Err)
 		return
@@ -358,24 +399,27 @@ func (rt *route) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	if ce := header(r.Header, "Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
 		// RFC 9110 §15.5.16: a content coding the server does not
 		// decode is 415 (read as JSON it would be "malformed").
-		return nil, mount.Errorf("UNSUPPORTED_MEDIA_TYPE", "A request body must not be encoded (Content-Encoding %s)", ce)
+		return nil, mount.Errorf(mount.CodeUnsupportedMediaType, "A request body must not be encoded (Content-Encoding %s)", ce)
 	}
-	var b []byte
-	var err error
-	if r.ContentLength > 0 {
-		// A declared length within the cap is read exactly, so the cap
-		// cannot be crossed: no MaxBytesReader needed.
-		b = make([]byte, r.ContentLength)
-		_, err = io.ReadFull(r.Body, b)
-	} else {
-		b, err = io.ReadAll(http.MaxBytesReader(w, r.Body, rt.maxBody))
+	if rt.maxBody > DefaultMaxBodyBytes && rt.h.opts.MinUploadRate >= 0 {
+		rate := rt.h.opts.MinUploadRate
+		if rate == 0 {
+			rate = DefaultMinUploadRate
+		}
+		limit := rt.maxBody
+		if r.ContentLength > 0 {
+			limit = r.ContentLength
+		}
+		d := DefaultUploadGrace + time.Duration(float64(limit)/float64(rate)*float64(time.Second))
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(d))
 	}
+	b, err := readCapped(r.Body, r.ContentLength, rt.maxBody)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return nil, tooLarge(rt.maxBody)
 		}
-		return nil, mount.NewError("BAD_REQUEST", "The request body could not be read").WithCause(err)
+		return nil, mount.NewError(mount.CodeBadRequest, "The request body could not be read").WithCause(err)
 	}
 	if !jsonType && len(bytes.TrimSpace(b)) > 0 {
 		return nil, unsupported(r)
@@ -383,16 +427,83 @@ func (rt *route) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	return b, nil
 }
 
+// validQuery reports whether every key and value of q is UTF-8. A raw
+// query of ASCII with no escape decodes to ASCII, so the common case is
+// one scan.
+func validQuery(raw string, q url.Values) bool {
+	ascii := true
+	for i := 0; i < len(raw); i++ {
+		if raw[i] == '%' || raw[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return true
+	}
+	for k, vs := range q {
+		if !utf8.ValidString(k) {
+			return false
+		}
+		for _, v := range vs {
+			if !utf8.ValidString(v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// bodyChunk is the most readCapped allocates ahead of the bytes that have
+// arrived: a declared Content-Length is a claim, not bytes, so a client
+// that declares 1 MiB and sends a byte a second holds one chunk, not
+// 1 MiB.
+const bodyChunk = 16 << 10
+
+// readCapped reads a body of declared length n (-1 when unknown) under
+// limit, growing its buffer only as bytes arrive. More than limit bytes
+// is a *http.MaxBytesError; fewer than a declared length is
+// io.ErrUnexpectedEOF.
+func readCapped(body io.Reader, n, limit int64) ([]byte, error) {
+	size := int64(bodyChunk)
+	if n >= 0 && n < size {
+		size = n + 1 // room to see the end without growing
+	}
+	b := make([]byte, 0, size)
+	lr := io.LimitReader(body, limit+1)
+	for {
+		if len(b) == cap(b) {
+			// Double, but never allocate more than one chunk beyond what
+			// has arrived.
+			b = slices.Grow(b, min(max(len(b), bodyChunk), bodyChunk*4))
+		}
+		m, err := lr.Read(b[len(b):cap(b)])
+		b = b[:len(b)+m]
+		if int64(len(b)) > limit {
+			return nil, &http.MaxBytesError{Limit: limit}
+		}
+		if err == io.EOF {
+			if n > 0 && int64(len(b)) < n {
+				return nil, io.ErrUnexpectedEOF
+			}
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
 func tooLarge(limit int64) *mount.Error {
-	return mount.Errorf("PAYLOAD_TOO_LARGE", "The request body is larger than %d bytes", limit)
+	return mount.Errorf(mount.CodePayloadTooLarge, "The request body is larger than %d bytes", limit)
 }
 
 func unsupported(r *http.Request) *mount.Error {
 	ct := r.Header.Get("Content-Type")
 	if ct == "" {
-		return mount.NewError("UNSUPPORTED_MEDIA_TYPE", "A request body must have Content-Type application/json")
+		return mount.NewError(mount.CodeUnsupportedMediaType, "A request body must have Content-Type application/json")
 	}
-	return mount.NewError("UNSUPPORTED_MEDIA_TYPE", "A request body must be application/json (UTF-8)")
+	return mount.NewError(mount.CodeUnsupportedMediaType, "A request body must be application/json (UTF-8)")
 }
 
 // isJSONMediaType accepts application/json, with no parameter or a UTF-8
@@ -419,7 +530,13 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, e *mount.Er
 	hd.Set("Content-Type", "application/json")
 	hd.Set("Content-Length", strconv.Itoa(len(body)))
 	hd.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(e.HTTPStatus())
+	status := e.HTTPStatus()
+	if status == http.StatusUnauthorized && hd.Get("WWW-Authenticate") == "" {
+		// RFC 9110 §11.6.1: every 401 carries a challenge; the runner's
+		// (mount.Options.Challenge) is the one place it is stated.
+		hd.Set("WWW-Authenticate", h.runner.Challenge())
+	}
+	w.WriteHeader(status)
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(body)
 	}

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os/exec"
 	"slices"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"sync"
 	"testing"
@@ -87,6 +88,12 @@ type fixture struct {
 
 func newFixture(t testing.TB, opts *httpmount.Options, authorize func(*mount.Call) error) *fixture {
 	t.Helper()
+	return newFixtureAt(t, "", opts, authorize)
+}
+
+// newFixtureAt is newFixture with the projection's HTTP prefix.
+func newFixtureAt(t testing.TB, prefix string, opts *httpmount.Options, authorize func(*mount.Call) error) *fixture {
+	t.Helper()
 	g := testGraph(t)
 	f := &fixture{logs: &strings.Builder{}}
 	im := mount.NewImplementation(g)
@@ -135,7 +142,8 @@ func newFixture(t testing.TB, opts *httpmount.Options, authorize func(*mount.Cal
 	}))
 	// tasks.rename stays unbound: NOT_IMPLEMENTED.
 	runner, err := mount.New(im, &mount.Options{
-		Logger: slog.New(slog.NewTextHandler(f.logs, nil)),
+		Projection: projecttest.Prefixed(t, g, prefix),
+		Logger:     slog.New(slog.NewTextHandler(f.logs, nil)),
 		Hooks: mount.Hooks{Authorize: func(ctx context.Context, c *mount.Call) (context.Context, error) {
 			if httpmount.Request(c) == nil {
 				return nil, errors.New("no *http.Request in the call")
@@ -580,7 +588,7 @@ func TestPathParamTypes(t *testing.T) {
 // TestLoopback drives the mount over real HTTP on 127.0.0.1 with parallel
 // clients (run with -race; goleak checks the server is gone afterwards).
 func TestLoopback(t *testing.T) {
-	f := newFixture(t, &httpmount.Options{Prefix: "/api"}, nil)
+	f := newFixtureAt(t, "/api", nil, nil)
 	srv := httptest.NewServer(http.StripPrefix("", f.h))
 	defer srv.Close()
 	client := srv.Client()
@@ -614,7 +622,9 @@ func TestLoopback(t *testing.T) {
 	}
 }
 
-// TestRefusesConflictingRoutes: New fails with the projector's problems.
+// TestRefusesConflictingRoutes: routes the mount could not serve together
+// are refused with the projector's problems when the graph is projected,
+// before any mount is built.
 func TestRefusesConflictingRoutes(t *testing.T) {
 	g := testGraph(t)
 	s := g.Service("tasks")
@@ -622,11 +632,7 @@ func TestRefusesConflictingRoutes(t *testing.T) {
 	op.Action, op.Path = "zz", "/{other}"
 	op.Params = addSchema(t, g, `{"type":"object","properties":{"other":{"type":"string"}},"required":["other"]}`)
 	s.Operations = append(s.Operations, op)
-	r, err := mount.New(mount.NewImplementation(g), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = httpmount.New(r, nil)
+	_, err := mount.New(mount.NewImplementation(g), nil)
 	var ps project.RouteProblems
 	if !errors.As(err, &ps) || ps[0].Kind != project.RouteDuplicate {
 		t.Fatalf("got %v", err)
@@ -644,5 +650,78 @@ func TestNoCUEAtRunTime(t *testing.T) {
 		if strings.HasPrefix(dep, "cuelang.org/") || dep == "testing" {
 			t.Errorf("pkg/mount/http links %s", dep)
 		}
+	}
+}
+
+// erroringBody fails the test if anything reads it.
+type erroringBody struct{ t *testing.T }
+
+func (b erroringBody) Read([]byte) (int, error) {
+	b.t.Error("the body was read before authentication refused the request")
+	return 0, io.EOF
+}
+func (erroringBody) Close() error { return nil }
+
+// TestEdgeAuthentication: the runner's one authenticator runs on the
+// headers before any body byte; a refusal is 401 with the challenge (or
+// 403), and the principal reaches hooks and handlers.
+func TestEdgeAuthentication(t *testing.T) {
+	g := testGraph(t)
+	im := mount.NewImplementation(g)
+	var subject, authorized string
+	if err := im.Handle("tasks", "create", func(ctx context.Context, c *mount.Call) (json.RawMessage, error) {
+		subject = c.Principal.Subject
+		return json.RawMessage(`{"id":"t_1","title":"x","done":false}`), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	runner, err := mount.New(im, &mount.Options{Logger: slog.New(slog.DiscardHandler), Challenge: "Bearer realm=\"tasks\"",
+		Authenticate: func(_ context.Context, r *mount.EdgeRequest) (*mount.Principal, error) {
+			switch r.Header.Get("Authorization") {
+			case "Bearer alice":
+				return &mount.Principal{Subject: "alice", Scopes: []string{"user"}}, nil
+			case "Bearer mallory":
+				return nil, mount.Forbidden("")
+			}
+			return nil, errors.New("no token")
+		},
+		Hooks: mount.Hooks{Authorize: func(ctx context.Context, c *mount.Call) (context.Context, error) {
+			if !c.Principal.HasScope(c.Identity.Scope) {
+				return nil, mount.Forbidden("missing scope " + c.Identity.Scope)
+			}
+			authorized = c.Principal.Subject
+			return nil, nil
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := httpmount.New(runner, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		token     string
+		status    int
+		challenge string
+	}{{"", 401, "Bearer realm=\"tasks\""}, {"Bearer mallory", 403, ""}} {
+		r := httptest.NewRequest("POST", "/tasks", erroringBody{t})
+		r.Header.Set("Content-Type", "application/json")
+		if tc.token != "" {
+			r.Header.Set("Authorization", tc.token)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		if rec.Code != tc.status || rec.Header().Get("WWW-Authenticate") != tc.challenge {
+			t.Errorf("%q: %d %q %s", tc.token, rec.Code, rec.Header().Get("WWW-Authenticate"), rec.Body)
+		}
+	}
+	r := httptest.NewRequest("POST", "/tasks", strings.NewReader(`{"title":"x"}`))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Authorization", "Bearer alice")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	if rec.Code != 200 || subject != "alice" || authorized != "alice" {
+		t.Errorf("alice: %d %s; handler saw %q, Authorize %q", rec.Code, rec.Body, subject, authorized)
 	}
 }

@@ -5,8 +5,9 @@
 //
 // Start with [New] on a runner and mount the [Handler]:
 //
-//	runner, _ := mount.New(impl, nil)
-//	h, _ := mcp.New(runner, nil)
+//	p, _ := project.New(g, &project.Options{HTTPPrefix: "/api"}) // g from check.Compile or graph.Load
+//	runner, _ := mount.New(impl, &mount.Options{Projection: p})
+//	h, _ := mcp.New(runner, nil) // the projection's MCP surfaces
 //	http.Handle("/mcp", h)  // the default surface
 //	http.Handle("/mcp/", h) // /mcp/{surface}: each named surface
 //	// or, for a host that starts the server as a child process:
@@ -39,7 +40,8 @@
 //     surface is 404 NOT_FOUND; a browser's cross-origin request 403
 //     (http.CrossOriginProtection); a non-loopback Host on a loopback
 //     listener 403 (the SDK's DNS-rebinding protection stays on as well); a
-//     declared body over the cap 413; Options.Authenticate refuses with 401
+//     declared body over the cap 413; the runner's authenticator
+//     (mount.Options.Authenticate) refuses with 401
 //     (WWW-Authenticate) or 403 — each with the HTTP error envelope. Then,
 //     by the SDK's own rules, what its transport would refuse in plain
 //     text: a method it does not serve 405 (with Allow), a Content-Type

@@ -1,10 +1,12 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Arbitrary bodies and paths never panic the handler, always get an
@@ -60,6 +62,46 @@ func FuzzServeHTTP(f *testing.F) {
 			var env struct{ Error struct{ Code string } }
 			if json.Unmarshal(rec.Body.Bytes(), &env) != nil || env.Error.Code == "" || rec.Code < 400 {
 				t.Fatalf("%d: neither JSON-RPC nor an error envelope: %s", rec.Code, rec.Body.String())
+			}
+		}
+	})
+}
+
+// Arbitrary input on a line session never panics it, always ends it once
+// the input ends, and every line it writes is one JSON-RPC message (an
+// answer, or the error for a line that is no message).
+func FuzzServeLines(f *testing.F) {
+	h := newHandler(f, &Options{MaxBodyBytes: 4096})
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+			`{"jsonrpc":"2.0","id":2,"method":"tools/list"}` + "\n",
+		"garbage\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n",
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]` + "\n",
+		strings.Repeat("x", 5000) + "\n" + `{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		"\n\n\r\n",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		var out syncBuffer
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- h.ServeLines(ctx, "member", strings.NewReader(in), &out) }()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			t.Fatal("the session did not end within 60 s of its input ending")
+		}
+		for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			if line == "" {
+				continue
+			}
+			var m struct {
+				JSONRPC string `json:"jsonrpc"`
+			}
+			if err := json.Unmarshal([]byte(line), &m); err != nil || m.JSONRPC != "2.0" {
+				t.Fatalf("a line written is not a JSON-RPC message: %q", line)
 			}
 		}
 	})

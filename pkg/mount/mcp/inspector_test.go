@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"testing"
 
@@ -16,7 +17,7 @@ func TestInspector(t *testing.T) {
 	g := tasks(t)
 	h := newHandler(t, nil)
 	srv := serve(t, h)
-	m, err := conformance.BuildManifest(g, nil)
+	m, err := conformance.BuildManifest(projecttest.New(t, g, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,16 +1,15 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"mime"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,6 +25,9 @@ import (
 // DefaultMaxBodyBytes is the request body cap when Options.MaxBodyBytes is
 // zero: the HTTP mount's default, well under the SDK's own 4 MiB.
 const DefaultMaxBodyBytes = 1 << 20
+
+// DefaultWriteTimeout is Options.WriteTimeout's default.
+const DefaultWriteTimeout = 30 * time.Second
 
 // DefaultPrefix is the path the handler serves when Options.Prefix is empty.
 const DefaultPrefix = "/mcp"
@@ -49,27 +51,21 @@ type Options struct {
 	// plain application/json body.
 	EventStream bool
 
-	// Authenticate resolves the caller of an HTTP request from its URL and
-	// headers. It runs before the SDK and before any body byte is read, and
-	// returns the context the call runs in (carrying the identity the
-	// runner's authorize hook checks). An error is answered without
-	// reaching the SDK: a *mount.Error with code UNAUTHORIZED or FORBIDDEN
-	// as itself, any other error as 401 UNAUTHORIZED. A 401 carries
-	// WWW-Authenticate: Challenge. Nil lets every request through with its
-	// own context.
+	// Authentication is the runner's (mount.Options.Authenticate): the
+	// one edge hook of every transport. It runs before the SDK and before
+	// any body byte is read; a refusal is answered without reaching the
+	// SDK (401 with WWW-Authenticate: the runner's Challenge, or 403), and
+	// the principal it resolves rides in the context to every tool call.
 	//
 	// With Stateful, tools see the context of the request that opened the
-	// session; every later request of the session must still pass
-	// Authenticate, and SessionOwner must name the same caller.
-	Authenticate func(r *http.Request) (context.Context, error)
-	// SessionOwner names the caller of an authenticated context (a user
-	// id). Stateful with Authenticate requires it: a session id presented
-	// by a caller other than the one who opened the session is refused
-	// (403 FORBIDDEN), since the session's tools run as its opener.
+	// session; every later request of the session must still pass the
+	// authenticator, and SessionOwner must name the same caller.
+
+	// SessionOwner names the caller of an authenticated context. nil
+	// means the principal's Subject. A session id presented by a caller
+	// other than the one who opened the session is refused (403
+	// FORBIDDEN), since the session's tools run as its opener.
 	SessionOwner func(ctx context.Context) string
-	// Challenge is the WWW-Authenticate value of a 401 answer ("Bearer"
-	// when empty), e.g. `Bearer resource_metadata="https://…"`.
-	Challenge string
 	// SelectSurface, when set, picks the surface of an authenticated
 	// request instead of the path (so that, for example, an admin and a
 	// member reach different surfaces at one URL, Prefix itself). It must return a
@@ -101,6 +97,15 @@ type Options struct {
 	// the envelope's _hint (after the error's own hint), telling a model
 	// how to recover.
 	ErrorHint func(tool, code string) string
+	// WriteTimeout bounds each write of an answer, from the moment it is
+	// written (not from the request's start, so a tool call may run
+	// longer): a client that stops reading an answer or a stream is cut
+	// off after it. It re-arms the connection's write deadline through
+	// http.ResponseController at every write, so an event stream lives as
+	// long as its client reads (DefaultWriteTimeout when zero; negative
+	// leaves the server's own deadline alone).
+	WriteTimeout time.Duration
+
 	// Logger receives server faults (panics, refused requests, SDK
 	// warnings). Nil discards them.
 	Logger *slog.Logger
@@ -133,7 +138,7 @@ type surface struct {
 	native []*nativeTool
 }
 
-// New prepares every MCP surface of the runner's graph (the default one,
+// New prepares every MCP surface of the runner's projection (the default one,
 // or each named one) and builds one *mcp.Server for each; every tool call
 // runs through r. Preparation errors of the projector, a tool the SDK
 // would refuse and every native registration error are returned together;
@@ -143,11 +148,16 @@ func New(r *mount.Runner, opts *Options) (*Handler, error) {
 		opts = &Options{}
 	}
 	g := r.Graph()
-	if opts.Stateful && opts.Authenticate != nil && opts.SessionOwner == nil {
-		return nil, errors.New("mcp: Stateful with Authenticate needs SessionOwner, so that one caller cannot use another's session")
-	}
 	h := &Handler{opts: *opts, runner: r, surfaces: map[string]*surface{}}
-	if opts.Stateful && opts.SessionOwner != nil {
+	if h.opts.SessionOwner == nil {
+		h.opts.SessionOwner = func(ctx context.Context) string {
+			if p := mount.PrincipalFrom(ctx); p != nil {
+				return p.Subject
+			}
+			return ""
+		}
+	}
+	if opts.Stateful && (r.Authenticates() || opts.SessionOwner != nil) {
 		h.owners = &owners{m: map[string]*ownerEntry{}, timeout: opts.SessionTimeout}
 	}
 	h.prefix = strings.TrimSuffix(opts.Prefix, "/")
@@ -166,10 +176,7 @@ func New(r *mount.Runner, opts *Options) (*Handler, error) {
 	if h.logger == nil {
 		h.logger = slog.New(slog.DiscardHandler)
 	}
-	ts, err := project.ToolSurfaces(g)
-	if err != nil {
-		return nil, fmt.Errorf("mcp: %w", err)
-	}
+	ts := r.Projection().Tools()
 	impl := opts.Implementation
 	if impl == nil {
 		impl = &sdk.Implementation{Name: g.Name, Title: g.Info.Title, Version: g.Version}
@@ -377,34 +384,26 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ok = true
 	}
 	if !ok {
-		h.writeHTTPError(w, r, mount.Errorf("NOT_FOUND", "No MCP surface at %s; surfaces: %s", r.URL.Path, h.pathList()))
+		h.writeHTTPError(w, r, mount.Errorf(mount.CodeNotFound, "No MCP surface at %s; surfaces: %s", r.URL.Path, h.pathList()))
 		return
 	}
 	if err := h.origin.Check(r); err != nil {
-		h.writeHTTPError(w, r, mount.NewError("FORBIDDEN", "Cross-origin request refused"))
+		h.writeHTTPError(w, r, mount.NewError(mount.CodeForbidden, "Cross-origin request refused"))
 		return
 	}
 	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil && isLoopback(la.String()) && !isLoopback(r.Host) {
-		h.writeHTTPError(w, r, mount.Errorf("FORBIDDEN", "Host %q is not a loopback name on a loopback listener", r.Host))
+		h.writeHTTPError(w, r, mount.Errorf(mount.CodeForbidden, "Host %q is not a loopback name on a loopback listener", r.Host))
 		return
 	}
 	if r.ContentLength > h.maxBody {
-		h.writeHTTPError(w, r, mount.Errorf("PAYLOAD_TOO_LARGE", "Request body of %d bytes exceeds the %d byte limit", r.ContentLength, h.maxBody))
+		h.writeHTTPError(w, r, mount.Errorf(mount.CodePayloadTooLarge, "Request body of %d bytes exceeds the %d byte limit", r.ContentLength, h.maxBody))
 		return
 	}
-	if h.opts.Authenticate != nil {
-		ctx, err := h.authenticate(r)
-		if err != nil {
-			e, ok := mount.AsError(err)
-			if !ok || (e.Code != "UNAUTHORIZED" && e.Code != "FORBIDDEN" && e.Code != "INTERNAL_SERVER_ERROR") {
-				e = mount.NewError("UNAUTHORIZED", "").WithCause(err)
-			}
-			if e.Code == "UNAUTHORIZED" {
-				challenge := h.opts.Challenge
-				if challenge == "" {
-					challenge = "Bearer"
-				}
-				w.Header().Set("WWW-Authenticate", challenge)
+	if h.runner.Authenticates() {
+		ctx, e := h.runner.Authenticate(r.Context(), mount.NewEdgeRequest(mount.SourceMCP, r))
+		if e != nil {
+			if e.Code == mount.CodeUnauthorized {
+				w.Header().Set("WWW-Authenticate", h.runner.Challenge())
 			}
 			h.writeHTTPError(w, r, e)
 			return
@@ -422,25 +421,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeHTTPError(w, r, e)
 		return
 	}
-	if r.Method == http.MethodPost && r.ContentLength < 0 {
-		// A body of unknown length (chunked): read it here, under the cap,
-		// so that one too long is our 413, not the SDK's plain text.
-		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
-		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				h.writeHTTPError(w, r, mount.Errorf("PAYLOAD_TOO_LARGE", "Request body exceeds the %d byte limit", h.maxBody))
-			} else {
-				h.writeHTTPError(w, r, mount.NewError("BAD_REQUEST", "The request body could not be read").WithCause(err))
-			}
+	var body []byte
+	if r.Method == http.MethodPost {
+		var ok bool
+		if body, ok = h.readMessage(w, r); !ok {
 			return
 		}
-		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
 	}
+	pw := &plainErrors{ResponseWriter: w, writeTimeout: h.opts.WriteTimeout}
+	if pw.writeTimeout == 0 {
+		pw.writeTimeout = DefaultWriteTimeout
+	}
+	defer pw.finish(h, r, body)
+	w = pw
 	s := h.surfaces[name]
 	if h.owners != nil {
 		if !h.owners.serveOwned(s.http, w, r, h.opts.SessionOwner(r.Context())) {
-			h.writeHTTPError(w, r, mount.NewError("FORBIDDEN", "This MCP session belongs to another caller"))
+			h.writeHTTPError(w, r, mount.NewError(mount.CodeForbidden, "This MCP session belongs to another caller"))
 		}
 		return
 	}
@@ -453,8 +450,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Content-Type is not application/json (415) or whose Accept takes neither
 // application/json nor text/event-stream (400). Its rules are the SDK's
 // (v1.8.0, streamable.go), so nothing it accepts is refused here. A stateless
-// DELETE is left to the SDK (a compatibility setting of its own may accept
-// it).
+// DELETE is refused too: there is no session to delete.
 func (h *Handler) refuseTransport(w http.ResponseWriter, r *http.Request) *mount.Error {
 	allow := "POST"
 	if h.opts.Stateful {
@@ -465,23 +461,27 @@ func (h *Handler) refuseTransport(w http.ResponseWriter, r *http.Request) *mount
 	case http.MethodGet:
 		if !h.opts.Stateful {
 			w.Header().Set("Allow", allow)
-			return mount.NewError("METHOD_NOT_ALLOWED", "An MCP endpoint without sessions takes POST only")
+			return mount.NewError(mount.CodeMethodNotAllowed, "An MCP endpoint without sessions takes POST only")
 		}
 		return nil
 	case http.MethodDelete:
+		if !h.opts.Stateful {
+			w.Header().Set("Allow", allow)
+			return mount.NewError("METHOD_NOT_ALLOWED", "An MCP endpoint without sessions takes POST only")
+		}
 		return nil
 	default:
 		w.Header().Set("Allow", allow)
-		return mount.Errorf("METHOD_NOT_ALLOWED", "An MCP endpoint takes %s", allow)
+		return mount.Errorf(mount.CodeMethodNotAllowed, "An MCP endpoint takes %s", allow)
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" { // (the common case costs no parse)
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			return mount.NewError("UNSUPPORTED_MEDIA_TYPE", "An MCP request must have Content-Type application/json")
+			return mount.NewError(mount.CodeUnsupportedMediaType, "An MCP request must have Content-Type application/json")
 		}
 	}
 	jsonOK, streamOK := accepts(r.Header.Values("Accept"))
 	if !jsonOK || !streamOK {
-		return mount.NewError("BAD_REQUEST", "An MCP request's Accept header must take both application/json and text/event-stream")
+		return mount.NewError(mount.CodeBadRequest, "An MCP request's Accept header must take both application/json and text/event-stream")
 	}
 	return nil
 }
@@ -523,20 +523,6 @@ func (h *Handler) selectSurface(r *http.Request) (name string, err error) {
 		return "", fmt.Errorf("mcp: SelectSurface returned %q, which is not a surface (surfaces: %s)", name, quoteAll(h.names))
 	}
 	return name, nil
-}
-
-// authenticate runs the hook, turning a panic into an error.
-func (h *Handler) authenticate(r *http.Request) (ctx context.Context, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			ctx, err = nil, mount.NewError("INTERNAL_SERVER_ERROR", "").WithCause(fmt.Errorf("mcp: Authenticate panicked: %v", p))
-		}
-	}()
-	ctx, err = h.opts.Authenticate(r)
-	if err == nil && ctx == nil {
-		ctx = r.Context()
-	}
-	return ctx, err
 }
 
 // surfaceAt maps a request path to a surface name.
@@ -594,16 +580,18 @@ func (h *Handler) Server(surface string) (*sdk.Server, bool) {
 func (h *Handler) Run(ctx context.Context, surface string, t sdk.Transport) error {
 	s, ok := h.surfaces[surface]
 	if !ok {
-		return mount.Errorf("NOT_FOUND", "No MCP surface %q; surfaces: %s", surface, quoteAll(h.names))
+		return mount.Errorf(mount.CodeNotFound, "No MCP surface %q; surfaces: %s", surface, quoteAll(h.names))
 	}
 	return s.server.Run(ctx, t)
 }
 
 // ServeStdio serves one surface over standard input and output (what
-// Claude Desktop and the MCP Inspector start as a child process). Nothing
-// else may write to standard output meanwhile.
+// Claude Desktop and the MCP Inspector start as a child process), as
+// [Handler.ServeLines] does: a garbage line is answered with a JSON-RPC
+// error, and requests still running when the input ends are answered.
+// Nothing else may write to standard output meanwhile.
 func (h *Handler) ServeStdio(ctx context.Context, surface string) error {
-	return h.Run(ctx, surface, &sdk.StdioTransport{})
+	return h.ServeLines(ctx, surface, os.Stdin, os.Stdout)
 }
 
 func quoteAll(names []string) string {

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"sync"
 	"testing"
@@ -30,7 +33,7 @@ func TestNamedSurfacesMatchManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := serve(t, h)
-	m, err := conformance.BuildManifest(g, nil)
+	m, err := conformance.BuildManifest(projecttest.New(t, g, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,31 +130,34 @@ func (b failingBody) Read([]byte) (int, error) {
 }
 func (failingBody) Close() error { return nil }
 
-// Authenticate runs before the SDK and before any body byte: a refusal is
-// 401 with WWW-Authenticate and the envelope; the identity it resolves is
-// in the tool's context.
+// The runner's edge authenticator runs before the SDK and before any body
+// byte: a refusal is 401 with WWW-Authenticate and the envelope; the
+// principal it resolves is the tool call's.
 func TestAuthenticateBeforeBody(t *testing.T) {
-	type key struct{}
 	var seen []any
 	var mu sync.Mutex
-	c := func(ctx context.Context, _ *mount.Call) (json.RawMessage, error) {
+	c := func(ctx context.Context, call *mount.Call) (json.RawMessage, error) {
 		mu.Lock()
-		seen = append(seen, ctx.Value(key{}))
+		seen = append(seen, call.Principal.Subject)
 		mu.Unlock()
 		return json.RawMessage(`{"open":1,"done":2}`), nil
 	}
-	h, err := New(exampleRunner(t, tasks(t), nil, map[string]mount.Handler{"tasks.stats": c}), &Options{
+	ropts := &mount.Options{Logger: slog.New(slog.DiscardHandler),
 		Challenge: `Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"`,
-		Authenticate: func(r *http.Request) (context.Context, error) {
+		Authenticate: func(_ context.Context, r *mount.EdgeRequest) (*mount.Principal, error) {
+			if r.Source != mount.SourceMCP {
+				return nil, fmt.Errorf("source %s", r.Source)
+			}
 			switch r.Header.Get("Authorization") {
 			case "Bearer alice":
-				return context.WithValue(r.Context(), key{}, "alice"), nil
+				return &mount.Principal{Subject: "alice"}, nil
 			case "Bearer mallory":
-				return nil, mount.NewError("FORBIDDEN", "not on this server")
+				return nil, mount.Forbidden("not on this server")
 			}
 			return nil, errors.New("no token")
 		},
-	})
+	}
+	h, err := New(exampleRunner(t, tasks(t), ropts, map[string]mount.Handler{"tasks.stats": c}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,19 +373,19 @@ func must[T any](v T, ok bool) T {
 
 // Stateful sessions come from the same builder: the session keeps its id,
 // the tools see the identity of the request that opened it, and every
-// request still passes Authenticate.
+// request still passes the authenticator; the session's owner is the
+// principal's subject unless SessionOwner says otherwise.
 func TestStateful(t *testing.T) {
-	type key struct{}
 	var seen []any
 	var mu sync.Mutex
 	c := func(ctx context.Context, _ *mount.Call) (json.RawMessage, error) {
 		mu.Lock()
-		seen = append(seen, ctx.Value(key{}))
+		seen = append(seen, mount.PrincipalFrom(ctx).Subject)
 		mu.Unlock()
 		return json.RawMessage(`{"open":1,"done":2}`), nil
 	}
 	var authCalls int
-	opts := &Options{Stateful: true, Authenticate: func(r *http.Request) (context.Context, error) {
+	ropts := &mount.Options{Logger: slog.New(slog.DiscardHandler), Authenticate: func(_ context.Context, r *mount.EdgeRequest) (*mount.Principal, error) {
 		mu.Lock()
 		authCalls++
 		mu.Unlock()
@@ -387,13 +393,9 @@ func TestStateful(t *testing.T) {
 		if !ok {
 			return nil, errors.New("no")
 		}
-		return context.WithValue(r.Context(), key{}, user), nil
+		return &mount.Principal{Subject: user}, nil
 	}}
-	if _, err := New(exampleRunner(t, tasks(t), nil, map[string]mount.Handler{"tasks.stats": c}), opts); err == nil || !strings.Contains(err.Error(), "SessionOwner") {
-		t.Fatalf("stateful auth without SessionOwner: %v", err)
-	}
-	opts.SessionOwner = func(ctx context.Context) string { return ctx.Value(key{}).(string) }
-	h, err := New(exampleRunner(t, tasks(t), nil, map[string]mount.Handler{"tasks.stats": c}), opts)
+	h, err := New(exampleRunner(t, tasks(t), ropts, map[string]mount.Handler{"tasks.stats": c}), &Options{Stateful: true})
 	if err != nil {
 		t.Fatal(err)
 	}

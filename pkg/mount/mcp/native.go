@@ -211,7 +211,7 @@ func (nt *nativeTool) handle(ctx context.Context, c *mount.Call) (json.RawMessag
 	}
 	x.res = res
 	if res.IsError {
-		return nil, mount.NewError("INTERNAL_SERVER_ERROR", "").WithCause(errIsError)
+		return nil, mount.NewError(mount.CodeInternal, "").WithCause(errIsError)
 	}
 	if nt.output == nil {
 		return nil, nil

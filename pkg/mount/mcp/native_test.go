@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"strings"
 	"testing"
 
@@ -65,7 +66,7 @@ func TestNativeTool(t *testing.T) {
 	names, list := listNames(t, cs)
 	cat, _ := h.Catalog("admin")
 	checkStamp(t, list.Meta, cat)
-	m, err := conformance.BuildManifest(g, &conformance.Options{Native: h.NativeTools()})
+	m, err := conformance.BuildManifest(projecttest.New(t, g, nil), &conformance.Options{Native: h.NativeTools()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +185,7 @@ func TestRawServerIsVisible(t *testing.T) {
 	}
 	srv := serve(t, h)
 	names, _ := listNames(t, connect(t, srv.URL+"/mcp/member", nil))
-	m, _ := conformance.BuildManifest(g, &conformance.Options{Native: h.NativeTools()})
+	m, _ := conformance.BuildManifest(projecttest.New(t, g, nil), &conformance.Options{Native: h.NativeTools()})
 	err = conformance.AssertDiscovery(m, conformance.Observed{ToolSurfaces: []conformance.ObservedSurface{{Transport: "MCP", Surface: "member", Names: names}}})
 	if err == nil || !strings.Contains(err.Error(), "raw_echo") {
 		t.Fatalf("discovery: %v", err)

@@ -48,7 +48,7 @@ func successResult(hasOutput, structured bool, out json.RawMessage) *sdk.CallToo
 func (h *Handler) errorResult(tool string, e *mount.Error) *sdk.CallToolResult {
 	hint := ""
 	if h.opts.ErrorHint != nil {
-		hint = h.opts.ErrorHint(tool, e.Code)
+		hint = h.opts.ErrorHint(tool, string(e.Code))
 	}
 	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: string(e.ToolEnvelope(hint))}}}
 }

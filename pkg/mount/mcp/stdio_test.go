@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"testing"
 	"time"
 
@@ -48,7 +49,7 @@ func stdioChild() int {
 // same stamp as HTTP.
 func TestStdioChildProcess(t *testing.T) {
 	g := tasks(t)
-	m, err := conformance.BuildManifest(g, nil)
+	m, err := conformance.BuildManifest(projecttest.New(t, g, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

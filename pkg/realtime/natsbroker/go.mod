@@ -7,8 +7,9 @@ require (
 	github.com/nats-io/nats.go v1.55.0
 	go.uber.org/goleak v1.3.0
 	stitchkit.dev/stitchkit v0.0.0
-	stitchkit.dev/stitchkit/pkg/compile v0.0.0
 )
+
+require stitchkit.dev/stitchkit/pkg/compile v0.0.0 // indirect
 
 require (
 	cuelabs.dev/go/oci/ociregistry v0.0.0-20260601085548-328ff8e2c943 // indirect
@@ -39,9 +40,12 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
+	stitchkit.dev/stitchkit/pkg/check v0.0.0
 )
 
 replace (
 	stitchkit.dev/stitchkit => ../../..
 	stitchkit.dev/stitchkit/pkg/compile => ../../compile
 )
+
+replace stitchkit.dev/stitchkit/pkg/check => ../../check

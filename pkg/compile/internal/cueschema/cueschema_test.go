@@ -20,7 +20,7 @@ import (
 	"stitchkit.dev/stitchkit/pkg/validate"
 )
 
-// -update (rewrite the schema.json sections of testdata/corpus/*.txtar) is
+// -conformancetest.update (rewrite the schema.json sections of testdata/corpus/*.txtar) is
 // the repository's one update switch, conformancetest's.
 var update = conformancetest.Update
 
@@ -33,7 +33,8 @@ var update = conformancetest.Update
 //	-- refused --      instead of schema.json: substrings the refusal must hold
 //
 // TestCorpus checks every instance with CUE itself and with pkg/validate
-// built from the emitted schema: the two verdicts must agree with each
+// built from the emitted schema, after the decode and defaults the mounts
+// apply (see judge_test.go): the two verdicts must agree with each
 // other and with the section the instance is in, except where the
 // allow-list (testdata/allowlist.txt, mirrored in docs/contract-language.md)
 // names the disagreement.
@@ -210,15 +211,8 @@ func TestCorpus(t *testing.T) {
 			}
 			check := func(in string, want bool) {
 				instances++
-				cueOK, err := cueAccepts(ctx, s, in)
-				if err != nil {
-					t.Fatalf("instance %s: %v", in, err)
-				}
-				val, err := validate.DecodeJSON([]byte(in), nil)
-				if err != nil {
-					t.Fatalf("instance %s: %v", in, err)
-				}
-				schemaOK := v.Validate(val) == nil
+				cueOK := cueJudge(ctx, s, []byte(in)).ok
+				schemaOK := ourJudge(v, []byte(in)).ok
 				if cueOK != want {
 					t.Errorf("corpus error: CUE says %s accepted=%v, but it is in the %v section", in, cueOK, map[bool]string{true: "ok", false: "bad"}[want])
 				}

@@ -14,6 +14,7 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
 
+	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/validate"
 )
 
@@ -123,7 +124,9 @@ func (g *gen) value(depth int) node {
 	if depth > 3 {
 		return g.scalar()
 	}
-	switch g.r.IntN(14) {
+	switch g.r.IntN(18) {
+	case 14, 15, 16:
+		return g.idiom(depth)
 	case 0, 1, 2:
 		return g.structure(depth)
 	case 3:
@@ -224,6 +227,157 @@ func (g *gen) value(depth int) node {
 	}
 }
 
+// num is a JSON number with its exact text.
+func num(s string) json.Number { return json.Number(s) }
+
+// rawString is a JSON string written with exactly these bytes between
+// the quotes (escapes such as a lone UTF-16 surrogate, "\ud83d", that
+// encoding/json never writes).
+type rawString string
+
+func (s rawString) MarshalJSON() ([]byte, error) { return []byte(`"` + string(s) + `"`), nil }
+
+// pickEscaped returns strings written with escapes, whole surrogate
+// pairs and lone halves of them included.
+func pickEscaped(r *rand.Rand) any {
+	return []any{rawString(`\ud83d`), rawString(`\udc00`), rawString(`\ud83d\ude00`), rawString(`a\u0062`), rawString(`\ud83dx`), rawString(`\u00e9`), rawString(`\n`), "😀", "ab"}[r.IntN(9)]
+}
+
+// pickOne returns one of vs.
+func pickOne(r *rand.Rand, vs ...any) any { return vs[r.IntN(len(vs))] }
+
+// idiom builds the constructs real contracts are written with (issue
+// 17): float, struct and list defaults, label and value aliases, null
+// around a union of definitions, list validators inside disjunction arms
+// and around a disjunction, open arms beside closed ones, lists of struct
+// literals taken from hidden fields, sized numbers, strings written with
+// escapes, a bool-driven conditional, the any-JSON definition; samples
+// sit on every boundary (1 beside 1.0, a bound and one past it, a list
+// one longer than its maximum).
+func (g *gen) idiom(depth int) node {
+	def := func(body string) string {
+		name := fmt.Sprintf("#D%d", g.ndefs)
+		g.ndefs++
+		g.defs = append(g.defs, name+": "+body)
+		return name
+	}
+	hidden := func(body string) string {
+		name := fmt.Sprintf("_H%d", g.ndefs)
+		g.ndefs++
+		g.defs = append(g.defs, name+": "+body)
+		return name
+	}
+	switch g.r.IntN(16) {
+	case 0:
+		return node{"*1.0 | float & >=0 & <=2", func(r *rand.Rand) any {
+			return pickOne(r, num("0"), num("0.0"), num("1"), num("1.0"), num("2"), num("2.0"), num("2.0000001"), num("-0.0"), "1")
+		}}
+	case 1:
+		return node{"*0.5 | number & >0 & <1", func(r *rand.Rand) any {
+			return pickOne(r, num("0"), num("0.5"), num("1"), num("1.0"), num("0.999"), num("1e-3"))
+		}}
+	case 2:
+		return node{`*{type: "text"} | {type: "json_object"} | {type: "json_schema", schema!: {...}}`, func(r *rand.Rand) any {
+			return pickOne(r, map[string]any{}, map[string]any{"type": "text"}, map[string]any{"type": "json_object"},
+				map[string]any{"type": "json_schema"}, map[string]any{"type": "json_schema", "schema": map[string]any{"a": num("1")}}, map[string]any{"type": "x"}, "text")
+		}}
+	case 3:
+		return node{"*[0] | [...int] & list.MinItems(1) & list.MaxItems(3)", func(r *rand.Rand) any {
+			return pickOne(r, []any{}, []any{num("0")}, []any{num("1"), num("2")}, []any{num("1"), num("2"), num("3"), num("4")}, []any{"a"}, []any{num("1.0")})
+		}}
+	case 4:
+		return node{"string | [...string] & list.MaxItems(2)", func(r *rand.Rand) any {
+			return pickOne(r, "x", []any{}, []any{"a", "b"}, []any{"a", "b", "c"}, []any{num("1")}, num("1"))
+		}}
+	case 5:
+		return node{"([...int] | string) & list.MinItems(1)", func(r *rand.Rand) any {
+			return pickOne(r, "x", []any{}, []any{num("1")}, []any{"a"}, num("1"))
+		}}
+	case 6:
+		return node{`{[Name=string]: {name: Name, port?: uint16}}`, func(r *rand.Rand) any {
+			return pickOne(r, map[string]any{}, map[string]any{"a": map[string]any{"name": "a"}}, map[string]any{"a": map[string]any{"name": "a", "port": num("65535")}},
+				map[string]any{"a": map[string]any{"name": "a", "port": num("65536")}}, map[string]any{"a": map[string]any{"port": num("1")}})
+		}}
+	case 7:
+		// (Point and LineString carry list validators evaluation drops
+		// the arms for.)
+		pos := def("[...number] & list.MinItems(2)")
+		pt := def(`{type: "Point", coordinates: ` + pos + `}`)
+		ls := def(`{type: "LineString", coordinates: [...` + pos + `] & list.MinItems(2)}`)
+		pg := def(`{type: "Polygon", coordinates: [...[...` + pos + `]]}`)
+		geo := def(pt + " | " + ls + " | " + pg)
+		if g.r.IntN(2) == 0 {
+			// (Every arm one a validator fails on as written:
+			// evaluation drops them all. Under a pattern whose value
+			// is _ this is still lost: see the report of issue 17.)
+			geo = def(pt + " | " + ls)
+		}
+		return node{"null | " + geo, func(r *rand.Rand) any {
+			c := pickOne(r, []any{}, []any{num("1")}, []any{num("1"), num("2")}, []any{[]any{num("1"), num("2")}, []any{num("3"), num("4")}}, []any{[]any{[]any{num("1"), num("2")}}})
+			return pickOne(r, nil, map[string]any{"type": pickOne(r, "Point", "LineString", "Polygon", "Line"), "coordinates": c}, map[string]any{"type": "Point"})
+		}}
+	case 8:
+		return node{"{a: int} | {a: int, ...}", func(r *rand.Rand) any {
+			return pickOne(r, map[string]any{"a": num("1")}, map[string]any{"a": num("1"), "b": num("2")}, map[string]any{"b": num("2")}, map[string]any{})
+		}}
+	case 9:
+		h := hidden(g.structure(depth + 1).cue)
+		form := []string{"[..." + h + "]", "[..." + h + "] & list.MaxItems(2) | string", "*[] | [..." + h + "] & list.MinItems(1)"}[g.r.IntN(3)]
+		// (What matters is closedness: members the struct may or may
+		// not declare.)
+		return node{form, func(r *rand.Rand) any {
+			l := []any{}
+			for range r.IntN(4) {
+				l = append(l, pickOne(r, map[string]any{}, map[string]any{"a": num("1")}, map[string]any{"zz": num("1")}, map[string]any{"kind": "x", "id": "y"}))
+			}
+			return pickOne(r, l, l, "s")
+		}}
+	case 10:
+		t := []string{"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float32", "float64", "int128", "uint"}[g.r.IntN(12)]
+		return node{t, func(r *rand.Rand) any {
+			return pickOne(r, num("-129"), num("-128"), num("127"), num("128"), num("255"), num("256"), num("-1"), num("65535"), num("65536"),
+				num("2147483647"), num("2147483648"), num("4294967296"), num("9223372036854775807"), num("9223372036854775808"),
+				num("18446744073709551616"), num("1.5"), num("3.4e38"), num("3.5e38"), num("1e400"))
+		}}
+	case 11:
+		return node{[]string{"string", `=~"^.$"`, "strings.MaxRunes(1)", `"😀" | "a"`, `!="\u00e9"`}[g.r.IntN(5)], pickEscaped}
+	case 12:
+		f := g.scalar()
+		return node{`{ship: *false | bool, if ship {address!: ` + f.cue + `}, note?: string}`, func(r *rand.Rand) any {
+			m := map[string]any{}
+			if r.IntN(4) > 0 {
+				m["ship"] = pickOne(r, true, false, "true")
+			}
+			if r.IntN(2) == 0 {
+				m["address"] = f.sample(r)
+			}
+			return m
+		}}
+	case 13:
+		j := def("null | bool | number | string | [...#J" + "] | {[string]: #J" + "}")
+		// (#J must name itself: the definition is written under the
+		// name it refers to.)
+		g.defs[len(g.defs)-1] = strings.ReplaceAll(g.defs[len(g.defs)-1], "#J", j)
+		return node{j, func(r *rand.Rand) any {
+			return pickOne(r, nil, num("1"), "s", []any{num("1"), []any{map[string]any{"a": nil}}}, map[string]any{"a": map[string]any{"b": []any{true}}}, pickEscaped(r))
+		}}
+	case 14:
+		return node{`*null | ` + def(`{kind: "a", n?: int}`) + ` | ` + def(`{kind: "b", s?: string & !=""}`), func(r *rand.Rand) any {
+			return pickOne(r, nil, map[string]any{}, map[string]any{"kind": "a", "n": num("1")}, map[string]any{"kind": "b", "s": ""}, map[string]any{"kind": "b", "n": num("1")})
+		}}
+	default:
+		return node{`{let L = int & >=0, a?: L, b?: [...L]}`, func(r *rand.Rand) any {
+			return pickOne(r, map[string]any{"a": num("0")}, map[string]any{"a": num("-1")}, map[string]any{"b": []any{num("1"), num("-1")}}, map[string]any{})
+		}}
+	}
+}
+
+// plainVerdict is pkg/validate's verdict without defaults.
+func plainVerdict(v *validate.Validator, instance []byte) bool {
+	x, err := validate.DecodeJSON(instance, nil)
+	return err == nil && v.Validate(x) == nil
+}
+
 func paren(s string) string {
 	if strings.Contains(s, "|") || strings.Contains(s, "&") {
 		return "(" + s + ")"
@@ -299,18 +453,27 @@ func (g *gen) structure(depth int) node {
 // helpers, discriminated and overlapping unions, struct defaults,
 // conditional fields, matchN, time and string validators) and instances
 // near them, and checks every instance with CUE and with the validator
-// built from the emitted schema. It runs 200 schemas by default;
-// STITCH_GEN_N and STITCH_GEN_SEED run more (the disagreements it found
-// are corpus cases now).
+// built from the emitted schema after the decode and defaults the mounts
+// apply, and the value a handler gets with CUE's completion. It also
+// writes the idioms of real contracts (see idiom). It runs 200 schemas
+// by default; STITCH_GEN_N and STITCH_GEN_SEED run more
+// (STITCH_GEN_SEED=date: the day's seed, as CI runs it; the
+// disagreements it found are corpus cases now).
 func TestGeneratedDifferential(t *testing.T) {
 	n, seed := 200, 1
 	if s := os.Getenv("STITCH_GEN_N"); s != "" {
 		n, _ = strconv.Atoi(s)
 	}
-	if s := os.Getenv("STITCH_GEN_SEED"); s != "" {
+	switch s := os.Getenv("STITCH_GEN_SEED"); s {
+	case "":
+	case "date":
+		// (CI: a seed that changes every day, printed to reproduce.)
+		seed, _ = strconv.Atoi(time.Now().UTC().Format("20060102"))
+	default:
 		seed, _ = strconv.Atoi(s)
 	}
-	refused, total := 0, 0
+	t.Logf("seed %d (STITCH_GEN_SEED=%d STITCH_GEN_N=%d reproduces this run)", seed, seed, n)
+	refused, total, allowedN, optionalN := 0, 0, 0, 0
 	for i := range n {
 		g := &gen{r: rand.New(rand.NewPCG(uint64(seed), uint64(i)))}
 		root := g.value(0)
@@ -322,7 +485,15 @@ func TestGeneratedDifferential(t *testing.T) {
 		}
 		s := v.LookupPath(cue.ParsePath("#S"))
 		start := time.Now()
-		b, err := translate(s)
+		// A label alias ([Name=string]: {name: Name}) is the one
+		// allow-listed deviation the grammar writes: the schema
+		// accepts any name, and the runner does not fill it in.
+		aliased := false
+		doc, err := New(&Options{Warn: func(w *Warning) { aliased = aliased || w.Rule == "label-alias" }}).Schema(s)
+		var b []byte
+		if err == nil {
+			b, err = graph.CanonicalSchema(doc)
+		}
 		if d := time.Since(start); d > 5*time.Second {
 			t.Errorf("translating took %v:\n%s", d, src)
 		}
@@ -346,18 +517,29 @@ func TestGeneratedDifferential(t *testing.T) {
 				continue
 			}
 			seen[string(j)] = true
-			cueOK, err := cueAccepts(ctx, s, string(j))
-			if err != nil {
+			total++
+			cv := cueJudge(ctx, s, j)
+			ov := ourJudge(val, j)
+			if aliased && (ov.ok && !cv.ok || cv.ok && ov.ok && !sameCompletion(ov.value, cv.value, b)) {
+				allowedN++
 				continue
 			}
-			total++
-			x, _ := validate.DecodeJSON(j, nil)
-			if got := val.Validate(x) == nil; got != cueOK {
-				t.Errorf("%s: CUE accepted=%v, schema accepted=%v\n%s\n%s", j, cueOK, got, src, b)
+			if cv.ok != ov.ok && strings.Contains(src, "match") && plainVerdict(val, j) == cv.ok {
+				// The allow-listed deviation of union-arm-validator-
+				// fails: the runner fills in an optional field's
+				// default before a matchN or matchIf counts it.
+				optionalN++
+				continue
+			}
+			if cv.ok != ov.ok {
+				t.Errorf("%s: CUE accepted=%v, schema accepted=%v\n%s\n%s", j, cv.ok, ov.ok, src, b)
+			} else if cv.ok && !sameCompletion(ov.value, cv.value, b) {
+				got, _ := json.Marshal(ov.value)
+				t.Errorf("%s: CUE completes it to %s, the handler gets %s\n%s\n%s", j, cv.value, got, src, b)
 			}
 		}
 	}
-	t.Logf("%d schemas (%d refused), %d instances", n, refused, total)
+	t.Logf("%d schemas (%d refused), %d instances (%d differ only as the label-alias allow-list entry says, %d as the optional-default-under-matchN one)", n, refused, total, allowedN, optionalN)
 	if refused > n/10 {
 		t.Errorf("%d of %d generated schemas refused: everyday constructs must translate", refused, n)
 	}

@@ -73,12 +73,31 @@ func (w *walker) union(v cue.Value, written []cue.Value, d cue.Value, hasDefault
 				}
 			}
 		}
-		if countDisjuncts(or) > present {
+		star := -1
+		if countDisjuncts(or) > present || armCalls(or) || !w.t.opts.NoStructValidators && hasReference(or) && w.deepDisjuncts(target, 0) > present {
+			// (Or an arm calls a validator, list.MaxItems: the
+			// evaluated arm has lost it. Or an arm refers to a
+			// disjunction, null | #Geometry, whose arms evaluation
+			// may have dropped as it drops an arm a validator fails
+			// on as written: counted through the reference, where a
+			// source calls a validator at all.)
 			if written == nil {
 				written = armsOf(target)
 			}
 			if len(written) > 0 {
+				if !hasDefault {
+					// Evaluation dropped every arm but the default
+					// (*[0] | [...int] & list.MinItems(1): the
+					// other fails as written), and with them the
+					// mark: the source still has it.
+					if stars := starredArms(or); len(stars) == len(written) && slices.Contains(stars, true) {
+						star = slices.Index(stars, true)
+					}
+				}
 				args = w.closeArms(written)
+				if star >= 0 {
+					d, hasDefault = args[star], true
+				}
 				if w.opened == 0 {
 					w.rewrapped++
 					defer func() { w.rewrapped-- }()
@@ -1005,7 +1024,7 @@ func forbids(s map[string]any, name string) bool {
 func (t *Translator) closeArms(arms []cue.Value) []cue.Value {
 	out := make([]cue.Value, len(arms))
 	for i, a := range arms {
-		if a.IncompleteKind()&(cue.StructKind|cue.ListKind) == 0 || isDefinitionRef(a) || a.IncompleteKind() == cue.StructKind && !a.Allows(cue.Str(probes[0])) {
+		if a.IncompleteKind()&(cue.StructKind|cue.ListKind) == 0 || isDefinitionRef(a) || a.IncompleteKind() == cue.StructKind && !a.Allows(cue.Str(probes[0])) || openComprehension(a) {
 			// A definition is closed by itself, and stays a $ref;
 			// an arm that kept its closedness (one of a definition
 			// itself) is closed all the way down.
@@ -1022,6 +1041,17 @@ func (t *Translator) closeArms(arms []cue.Value) []cue.Value {
 }
 
 var wrapPath = cue.MakePath(cue.Def("W"))
+
+// openComprehension reports whether arm a is written as a struct literal
+// open by "..." that holds a comprehension: it needs no closing, and
+// filled into #W it would lose the source the comprehension is read from.
+func openComprehension(a cue.Value) bool {
+	lit, ok := exprSource(a).(*ast.StructLit)
+	return ok && hasEllipsis(lit) && slices.ContainsFunc(lit.Elts, func(d ast.Decl) bool {
+		_, ok := d.(*ast.Comprehension)
+		return ok
+	})
+}
 
 // armInfo translates arm av of a disjunction; closed says that every
 // struct arm of it is written as a closed literal.
@@ -1167,6 +1197,73 @@ func countDisjuncts(e ast.Expr) int {
 	return 1
 }
 
+// starredArms reports, for each arm of a disjunction's source in order,
+// whether it is marked as the default (*).
+func starredArms(e ast.Expr) []bool {
+	switch x := e.(type) {
+	case *ast.ParenExpr:
+		return starredArms(x.X)
+	case *ast.BinaryExpr:
+		if x.Op == token.OR {
+			return append(starredArms(x.X), starredArms(x.Y)...)
+		}
+	case *ast.UnaryExpr:
+		if x.Op == token.MUL {
+			return []bool{true}
+		}
+	}
+	return []bool{false}
+}
+
+// armCalls reports whether an arm of a disjunction's source calls a
+// function outside a struct or list literal ([...string] &
+// list.MaxItems(4)): the evaluated arm keeps no trace of such a validator.
+func armCalls(e ast.Expr) bool {
+	switch x := e.(type) {
+	case *ast.ParenExpr:
+		return armCalls(x.X)
+	case *ast.UnaryExpr:
+		return armCalls(x.X)
+	case *ast.BinaryExpr:
+		return armCalls(x.X) || armCalls(x.Y)
+	case *ast.CallExpr:
+		return true
+	case *ast.StructLit:
+		// (A comprehension in an arm's struct literal: the
+		// evaluated arm has lost it too.)
+		return slices.ContainsFunc(x.Elts, func(d ast.Decl) bool {
+			_, ok := d.(*ast.Comprehension)
+			return ok
+		})
+	}
+	return false
+}
+
+// deepDisjuncts counts the arms of the disjunction v is written as, an
+// arm that refers to another disjunction (a definition included) counted
+// as that disjunction's arms.
+func (w *walker) deepDisjuncts(v cue.Value, depth int) int {
+	or, ok := exprSource(v).(*ast.BinaryExpr)
+	if !ok || or.Op != token.OR || depth > 8 {
+		return 1
+	}
+	n := 0
+	for _, a := range armsOf(v) {
+		root, p := a.ReferencePath()
+		if literal(a) || !root.Exists() || len(p.Selectors()) == 0 || builtinPackage(root) != "" {
+			n++
+			continue
+		}
+		t := root.LookupPath(p)
+		if !t.Exists() {
+			n++
+			continue
+		}
+		n += w.deepDisjuncts(t, depth+1)
+	}
+	return n
+}
+
 // hasReference reports whether an arm of a disjunction's source is, or
 // starts with, an identifier (it may refer to a sibling field).
 func hasReference(e ast.Expr) bool {
@@ -1235,6 +1332,12 @@ func scalarArms(arms []cue.Value) bool {
 			// An error by itself (a validator fails on it as
 			// written): its source says what it is.
 			k = sourceKind(a)
+			if k == cue.BottomKind && isDefinitionRef(a) {
+				// (A definition every arm of which evaluation
+				// dropped, #Lines: #Point | #LineString: read as
+				// written, it is a $ref.)
+				return false
+			}
 		}
 		if k&(cue.StructKind|cue.ListKind) != 0 {
 			return false

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/token"
 	"fmt"
 	"strings"
 
@@ -26,6 +27,22 @@ func (w *walker) conjunctValidators(v cue.Value, depth int, out *[]cue.Value) {
 	case cue.AndOp:
 		for _, a := range args {
 			w.conjunctValidators(a, depth+1, out)
+		}
+	case cue.OrOp:
+		// A conjunct that is a disjunction ([...] & (string |
+		// list.MaxItems(2))): when the other conjuncts leave one arm
+		// of it, that arm's validators are the value's.
+		if depth == 0 {
+			return
+		}
+		var keep []cue.Value
+		for _, a := range args {
+			if o, _ := a.Expr(); o == cue.CallOp || a.IncompleteKind()&w.validatedKind != 0 {
+				keep = append(keep, a)
+			}
+		}
+		if len(keep) == 1 {
+			w.conjunctValidators(keep[0], depth+1, out)
 		}
 	case cue.SelectorOp, cue.NoOp:
 		root, p := v.ReferencePath()
@@ -70,7 +87,10 @@ func (w *walker) translateValidators(v cue.Value, path string, depth int, m mode
 		return false, false
 	}
 	var vs []cue.Value
+	outerKind := w.validatedKind
+	w.validatedKind = v.IncompleteKind()
 	w.conjunctValidators(v, 0, &vs)
+	w.validatedKind = outerKind
 	// matchN and matchIf read v as CUE completes it (see structure).
 	prev := w.matchTarget
 	w.matchTarget = v
@@ -167,9 +187,24 @@ func (w *walker) validated(v cue.Value, path string, depth int, m mode) (any, in
 		inf.complete = false
 		return s, inf
 	case cue.ListKind:
+		if len(base) == 0 {
+			// A list validator alone (list.MinItems(1)): CUE
+			// accepts any list it accepts, whatever the elements.
+			elems = v.Context().CompileString("[...]")
+		}
 		s, inf := w.list(v, elems, path, depth, m)
 		inf.complete = false
 		return s, inf
+	default:
+		if len(base) > 0 && !unknown && kind&(cue.StructKind|cue.ListKind) != 0 {
+			// A disjunction validated as a whole (([...int] | string) &
+			// list.MinItems(1)): CUE unifies every arm with the
+			// validators, so a list validator refuses what is not a
+			// list, a struct validator what is not a struct.
+			return w.validatedUnion(v, elems, path, depth, m)
+		}
+	}
+	switch kind {
 	case cue.BottomKind:
 		if len(base) > 1 && !unknown {
 			// Its conjuncts have no kind in common (int & {…}): a
@@ -190,6 +225,101 @@ func (w *walker) validated(v cue.Value, path string, depth int, m mode) (any, in
 		}
 	}
 	return false, info{}
+}
+
+// validatedUnion translates the validators of v apart from its value
+// without them (elems), each validator refusing the kinds it does not
+// apply to. It is for a disjunction validated as a whole (V & (A | B)):
+// CUE unifies each arm with V, and evaluation drops an arm V fails on
+// as written (matchN(2, [{foo!: string}, …]) & ({bar!: int} | null)),
+// while an instance is unified with the arm it gives.
+func (w *walker) validatedUnion(v, elems cue.Value, path string, depth int, m mode) (any, info) {
+	var vs []cue.Value
+	w.conjunctValidators(v, 0, &vs)
+	kinds := map[string]bool{}
+	for _, c := range vs {
+		if _, args := c.Expr(); len(args) > 0 {
+			name := builtinName(c, args[0])
+			switch {
+			case strings.HasPrefix(name, "list."):
+				kinds["array"] = true
+			case strings.HasPrefix(name, "struct."):
+				kinds["object"] = true
+			case name == "matchN" || name == "matchIf":
+				kinds["match"] = true
+			}
+		}
+	}
+	if kinds["match"] {
+		// (matchN opens the structs it validates, as in structure.)
+		w.opened++
+		w.openedAt = append(w.openedAt, path)
+		defer func() { w.opened--; w.openedAt = w.openedAt[:len(w.openedAt)-1] }()
+	}
+	if kinds["array"] {
+		// (A list validator opens the struct literals of the list, as
+		// in list.)
+		w.opened++
+		w.listOpened++
+		defer func() { w.opened--; w.listOpened-- }()
+	}
+	s, inf := w.valueInfo(elems, path, depth, m)
+	var all []any
+	w.translateValidators(v, path, depth, m, &all, &inf)
+	for _, k := range []string{"array", "object"} {
+		if kinds[k] {
+			all = append(all, map[string]any{"type": k})
+		}
+	}
+	inf.complete = false
+	return conjoinAll(s, all), inf
+}
+
+// validatedDisjunction returns the disjunction a value written as
+// validators and one disjunction (matchN(…) & (A | B)) holds, when it
+// is so written.
+func validatedDisjunction(v cue.Value) (cue.Value, bool) {
+	b, ok := exprSource(v).(*ast.BinaryExpr)
+	if !ok || b.Op != token.AND {
+		return cue.Value{}, false
+	}
+	hasOr, hasCall := false, false
+	var walk func(e ast.Expr) bool
+	walk = func(e ast.Expr) bool {
+		switch x := e.(type) {
+		case *ast.ParenExpr:
+			return walk(x.X)
+		case *ast.BinaryExpr:
+			switch x.Op {
+			case token.AND:
+				return walk(x.X) && walk(x.Y)
+			case token.OR:
+				hasOr = true
+				return true
+			}
+		case *ast.CallExpr:
+			hasCall = true
+			return true
+		}
+		return false
+	}
+	if !walk(b) || !hasOr || !hasCall {
+		return cue.Value{}, false
+	}
+	op, args := v.Expr()
+	if op != cue.AndOp {
+		return cue.Value{}, false
+	}
+	var rest []cue.Value
+	for _, a := range args {
+		if o, _ := a.Expr(); o != cue.CallOp {
+			rest = append(rest, a)
+		}
+	}
+	if len(rest) != 1 {
+		return cue.Value{}, false
+	}
+	return rest[0], true
 }
 
 // sourceKind is the kind v's source (or, for a reference, the source of

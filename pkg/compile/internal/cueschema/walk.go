@@ -77,6 +77,9 @@ type walker struct {
 	armDepth int
 	// at is the position of the field being translated.
 	at token.Pos
+	// validatedKind is the kind of the value whose validators
+	// conjunctValidators collects.
+	validatedKind cue.Kind
 	// matchTarget is the value (a field of it, below the top of a
 	// struct argument) that the matchN or matchIf argument being
 	// translated validates.
@@ -109,7 +112,17 @@ func (w *walker) isSiblingRef(v cue.Value) bool {
 	}
 	_, p := v.ReferencePath()
 	ps := p.String()
-	return ps != "" && strings.HasPrefix(ps, w.root+".")
+	if ps == "" || !strings.HasPrefix(ps, w.root+".") {
+		return false
+	}
+	// A hidden field (#S: {_h: {...}, l: [..._h]}) is a helper no
+	// instance sets: a reference to it is its value.
+	for _, sel := range p.Selectors() {
+		if sel.LabelType() == cue.HiddenLabel {
+			return false
+		}
+	}
+	return true
 }
 
 func (w *walker) warn(v cue.Value, path, rule, msg, hint string) {
@@ -205,12 +218,24 @@ func (w *walker) valueInfo(v cue.Value, path string, depth int, m mode) (any, in
 				return w.conditional(v, names, comp, ok, path, depth, m)
 			}
 		}
-		if v.Validate() == nil || hasCall(v, 0) || w.validatorFailure(v, 0) {
+		emptyOr := strings.Contains(err.Error(), "empty disjunction") && w.validatorArms(v)
+		if !emptyOr && (v.Validate() == nil || hasCall(v, 0) || w.validatorFailure(v, 0)) {
+			// (Not a disjunction every arm of which evaluation
+			// dropped, #Lines: #Point | #LineString where a list
+			// validator fails on each as written: that one the
+			// union reads below.)
 			// A struct or list validator that fails on the value as
 			// written (matchN on a struct of optional fields), maybe
 			// in a field of a struct literal: the conjuncts say what
 			// it is.
 			return w.validated(v, path, depth, m)
+		}
+		if strings.Contains(err.Error(), "structural cycle") {
+			// A field that is not a definition refers to itself
+			// (_node: {next?: _node}): CUE cuts the recursion where
+			// its evaluation stops, not where instances do.
+			w.refuse(v, path, "a recursive reference to a field that is not a definition", "CUE evaluates it to a structural cycle a few levels down, which is not the end of the values it accepts", "name the recursive value as a definition (#Node: {next?: #Node}), which becomes a $ref")
+			return false, info{}
 		}
 		if !w.validatorArms(v) {
 			// A conflict: no value is accepted (an optional field
@@ -233,6 +258,11 @@ func (w *walker) valueInfo(v cue.Value, path string, depth int, m mode) (any, in
 	}
 	e := v.Eval()
 	op, args := e.Expr()
+	if op == cue.OrOp && !w.t.opts.NoStructValidators {
+		if elems, ok := validatedDisjunction(v); ok {
+			return w.validatedUnion(v, elems, path, depth, m)
+		}
+	}
 	if op != cue.OrOp && !literal(v) {
 		// Evaluation merged the arms of a disjunction ({a: int} | {a:
 		// int, ...}): the union reads them as written.
@@ -490,15 +520,30 @@ func (w *walker) structure(v cue.Value, path string, depth int, m mode) (any, in
 			}
 			// The pattern's value alone has lost the closedness of its
 			// context: a label it selects, filled in, has it back.
-			if probe, ok := patternProbe(sel.Pattern(), re, v, names); ok {
+			probe, filledIn := patternProbe(sel.Pattern(), re, v, names)
+			if filledIn && isDefinitionRef(fv) {
+				// ([string]: #J: a definition is closed by itself,
+				// and filled in it would no longer be the reference
+				// that ends a recursion in a $ref.)
+				filledIn = false
+			}
+			if filledIn {
 				filled := v.FillPath(cue.MakePath(cue.Str(probe)), v.Context().CompileString("_"))
 				if pv := filled.LookupPath(cue.MakePath(cue.Str(probe))); pv.Exists() {
 					// (In an arm of a disjunction the filled label
 					// may not get the pattern's value: keep it.)
 					fv = pv.Unify(fv)
+				} else {
+					filledIn = false
 				}
 			}
-			ps := w.value(fv, joinPath(path, "["+fmt.Sprint(sel.Pattern())+"]"), depth+1, m)
+			pp := joinPath(path, "["+fmt.Sprint(sel.Pattern())+"]")
+			ps := w.value(fv, pp, depth+1, m)
+			if filledIn && labelAliased(en.fv) {
+				// [Name=string]: {name: Name}: the filled label's
+				// value stands where the member's own name does.
+				ps = w.unprobe(en.fv, pp, ps, probe, re)
+			}
 			if re == "" {
 				anyLabel = true
 			}
@@ -1202,13 +1247,107 @@ func (w *walker) list(v, elems cue.Value, path string, depth int, m mode) (any, 
 		if rs != true {
 			s["items"] = rs
 		}
-	} else {
+	} else if len(prefix) > 0 || !validatorOnly(elems) {
 		s["items"] = false
 	}
 	if len(all) > 0 {
 		return mergeInto(s, all), inf
 	}
 	return s, inf
+}
+
+// labelAliased reports whether the pattern constraint fv is written with
+// a label alias ([Name=string]: …), whose value may refer to the label.
+func labelAliased(fv cue.Value) bool {
+	f, ok := fv.Source().(*ast.Field)
+	if !ok {
+		return false
+	}
+	l, ok := f.Label.(*ast.ListLit)
+	if !ok || len(l.Elts) != 1 {
+		return false
+	}
+	_, ok = l.Elts[0].(*ast.Alias)
+	return ok
+}
+
+// unprobe replaces, in the schema of a pattern's value, the label filled
+// in to translate it (probe) by what it stands for: any label the pattern
+// matches. JSON Schema cannot say that a value equals the name of the
+// member holding it, so {name: Name} accepts any such name and the runner
+// cannot fill it in (see docs/contract-language.md); a value computed
+// from the label ("x-" + Name) is refused.
+func (w *walker) unprobe(at cue.Value, path string, s any, probe, re string) any {
+	label := map[string]any{"type": "string"}
+	if re != "" {
+		label["pattern"] = re
+	}
+	leaked := false
+	var walk func(x any) any
+	walk = func(x any) any {
+		switch t := x.(type) {
+		case map[string]any:
+			if c, ok := t["const"].(string); ok && c == probe {
+				out := map[string]any{}
+				for k, v := range t {
+					if k != "const" && k != "default" {
+						out[k] = v
+					}
+				}
+				for k, v := range label {
+					out[k] = v
+				}
+				return out
+			}
+			for k, v := range t {
+				t[k] = walk(v)
+			}
+		case []any:
+			for i, v := range t {
+				t[i] = walk(v)
+			}
+		case string:
+			if len(probe) >= 8 && strings.Contains(t, probe) {
+				leaked = true
+			}
+		}
+		return x
+	}
+	s = walk(s)
+	if leaked {
+		w.refuse(at, path, "a value computed from a label alias", "JSON Schema cannot relate a member's value to its name", "use the alias's value as it is ({name: Name}), or drop the alias")
+		return false
+	}
+	w.warn(at, path, "label-alias", "a field equal to its member's name ([Name=string]: {name: Name}) is checked as any name the label accepts, and the runner does not fill it in", "send the field with each member, or drop it")
+	return s
+}
+
+// validatorOnly reports whether v is written as list validators alone
+// (list.MinItems(1)), no list literal: CUE accepts any elements.
+func validatorOnly(v cue.Value) bool {
+	if _, ok := exprSource(v).(*ast.ListLit); ok {
+		return false
+	}
+	op, args := v.Expr()
+	switch op {
+	case cue.CallOp:
+		return true
+	case cue.AndOp:
+		calls := 0
+		for _, a := range args {
+			switch o, _ := a.Expr(); {
+			case o == cue.CallOp:
+				calls++
+			case a.IncompleteKind() == cue.TopKind && !a.IsConcrete():
+				// (_: an arm read as written is filled into a
+				// definition #W: _.)
+			default:
+				return false
+			}
+		}
+		return calls > 0
+	}
+	return false
 }
 
 func oneLine(err error) string {

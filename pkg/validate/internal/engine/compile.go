@@ -202,6 +202,13 @@ func Compile(doc any, opts *Options) (s *Schema, err error) {
 	}
 	s = &Schema{root: root, opts: c.opts}
 	s.hasDefaults = markDefaults(root)
+	if s.hasDefaults {
+		for _, n := range c.nodes {
+			if n.hasDefault {
+				n.def = s.floatDefault(n, n.def)
+			}
+		}
+	}
 	return s, nil
 }
 

@@ -309,8 +309,7 @@ func (d *decoder) str1() (string, *DecodeError) {
 }
 
 // escaped finishes a string that has an escape at i, building it anew.
-// Lone or mismatched surrogate escapes become U+FFFD, as encoding/json
-// makes them.
+// A lone or mismatched surrogate escape is an error, as in CUE.
 func (d *decoder) escaped(start, i int) (string, *DecodeError) {
 	buf := make([]byte, i-start, i-start+16)
 	copy(buf, d.data[start:i])
@@ -351,6 +350,10 @@ func (d *decoder) escaped(start, i int) (string, *DecodeError) {
 				}
 				i += 6
 				if utf16.IsSurrogate(r) {
+					// A surrogate escape must be the first half of a
+					// pair whose second half follows: CUE refuses a
+					// lone one ("unmatched surrogate pair"), where
+					// encoding/json would make it U+FFFD.
 					r2 := rune(-1)
 					if i+1 < len(d.data) && d.data[i] == '\\' && d.data[i+1] == 'u' {
 						if x, err := d.hex4(i + 2); err == nil {
@@ -359,12 +362,12 @@ func (d *decoder) escaped(start, i int) (string, *DecodeError) {
 							return "", err
 						}
 					}
-					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-						r = dec
-						i += 6
-					} else {
-						r = utf8.RuneError
+					dec := utf16.DecodeRune(r, r2)
+					if dec == utf8.RuneError {
+						return "", &DecodeError{Offset: int64(i - 6), Reason: "unmatched surrogate pair in string escape"}
 					}
+					r = dec
+					i += 6
 				}
 				buf = utf8.AppendRune(buf, r)
 			default:

@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"encoding/json"
+	"math/big"
 	"reflect"
+	"strings"
 )
 
 // Defaults (DESIGN invariant 3: "defaults are carried and applied by the
@@ -117,46 +120,123 @@ func (d *defaulter) apply(n *node, value any, depth int) any {
 		}
 	}
 	if len(n.anyOf) > 0 {
-		value = d.disjunction(n.anyOf, value, depth)
+		value = d.disjunction(n, n.anyOf, value, depth)
 	}
 	if len(n.oneOf) > 0 {
-		value = d.disjunction(n.oneOf, value, depth)
+		value = d.disjunction(n, n.oneOf, value, depth)
 	}
 	return value
 }
 
-// disjunction applies the defaults of the one arm CUE could choose.
-func (d *defaulter) disjunction(arms []*node, value any, depth int) any {
-	var chosen any
-	var chosenChanged, found bool
+// disjunction applies the defaults of the one arm CUE could choose. When
+// several arms accept with different results, CUE takes the default arm
+// if one of them is it (*{type: "text"} | {type: "json_object"} completes
+// {} to {"type": "text"}): the result the disjunction's own default is
+// part of.
+func (d *defaulter) disjunction(n *node, arms []*node, value any, depth int) any {
+	var results []any
+	var changed []bool
+	add := func(v any, ch bool) {
+		for _, r := range results {
+			if reflect.DeepEqual(r, v) {
+				return
+			}
+		}
+		results, changed = append(results, v), append(changed, ch)
+	}
 	for _, arm := range arms {
 		if !arm.reachesDef {
 			// An arm without defaults yields the value unchanged.
 			if d.s.valid(arm, value) {
-				if found && (chosenChanged || !reflect.DeepEqual(chosen, value)) {
-					return value // ambiguous
-				}
-				chosen, chosenChanged, found = value, false, true
+				add(value, false)
 			}
+			continue
+		}
+		if !d.s.guardsHold(arm, value, 0) {
+			// The translator refuses an ambiguous instance with a
+			// "not" beside the arm; CUE judges ambiguity on the
+			// instance as sent, before completing it.
 			continue
 		}
 		try := defaulter{s: d.s}
 		cp := try.apply(arm, deepCopy(value), depth)
-		if !d.s.valid(arm, cp) {
-			continue
-		}
-		if found && !reflect.DeepEqual(chosen, cp) {
-			return value // ambiguous
-		}
-		if !found {
-			chosen, chosenChanged, found = cp, try.changed, true
+		if d.s.valid(arm, cp) {
+			add(cp, try.changed)
 		}
 	}
-	if !found || !chosenChanged {
+	pick := -1
+	switch {
+	case len(results) == 1:
+		pick = 0
+	case len(results) > 1 && n.hasDefault:
+		for i, r := range results {
+			if holds(r, n.def) {
+				if pick >= 0 {
+					return value // ambiguous
+				}
+				pick = i
+			}
+		}
+	}
+	if pick < 0 || !changed[pick] {
 		return value
 	}
 	d.changed = true
-	return chosen
+	return results[pick]
+}
+
+// holds reports whether v holds every member def has, recursively, with
+// the same value (def is part of v).
+func holds(v, def any) bool {
+	dm, ok := def.(map[string]any)
+	if !ok {
+		return reflect.DeepEqual(v, def) || numbersEqual(v, def)
+	}
+	vm, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	for k, dv := range dm {
+		x, present := vm[k]
+		if !present || !holds(x, dv) {
+			return false
+		}
+	}
+	return true
+}
+
+// numbersEqual reports whether a and b are numbers of one value and kind
+// (integer literal or not).
+func numbersEqual(a, b any) bool {
+	x, ok1 := a.(json.Number)
+	y, ok2 := b.(json.Number)
+	if !ok1 || !ok2 {
+		return false
+	}
+	xi, yi := !strings.ContainsAny(string(x), ".eE"), !strings.ContainsAny(string(y), ".eE")
+	if xi != yi {
+		return false
+	}
+	rx, ok1 := new(big.Rat).SetString(string(x))
+	ry, ok2 := new(big.Rat).SetString(string(y))
+	return ok1 && ok2 && rx.Cmp(ry) == 0
+}
+
+// guardsHold reports whether value passes the "not" sub-schemas of n and
+// of the allOf members of n (followed through $ref).
+func (s *Schema) guardsHold(n *node, value any, depth int) bool {
+	if n == nil || depth > 16 {
+		return true
+	}
+	if n.not != nil && s.valid(n.not, value) {
+		return false
+	}
+	for _, a := range n.allOf {
+		if !s.guardsHold(a, value, depth+1) {
+			return false
+		}
+	}
+	return s.guardsHold(n.ref, value, depth+1)
 }
 
 func (s *Schema) valid(n *node, v any) bool {
@@ -250,4 +330,68 @@ func deepCopy(v any) any {
 	default:
 		return v
 	}
+}
+
+// floatDefault returns the default of n as the value CUE fills in. A
+// canonical JSON document writes the float 1.0 as 1, which CUE (and this
+// validator, reading integer literals as integers) takes for an integer:
+// a default `*1.0 | float` written 1 would refuse itself. Where the
+// default as written does not validate against its own schema, the
+// integral numbers in it are read as floats ("1.0"): all of them, or the
+// first combination (at most 2^8 tried) that validates.
+func (s *Schema) floatDefault(n *node, def any) any {
+	if s.valid(n, def) {
+		return def
+	}
+	var leaves []func(float bool)
+	var walk func(v any, set func(any))
+	walk = func(v any, set func(any)) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				walk(e, func(nv any) { x[k] = nv })
+			}
+		case []any:
+			for i, e := range x {
+				walk(e, func(nv any) { x[i] = nv })
+			}
+		case json.Number:
+			if !strings.ContainsAny(string(x), ".eE") {
+				leaves = append(leaves, func(float bool) {
+					if float {
+						set(x + ".0")
+					} else {
+						set(x)
+					}
+				})
+			}
+		}
+	}
+	var root any
+	cp := deepCopy(def)
+	walk(cp, func(nv any) { root = nv })
+	if root == nil {
+		root = cp
+	}
+	if len(leaves) == 0 {
+		return def
+	}
+	try := func(float func(i int) bool) bool {
+		for i, set := range leaves {
+			set(float(i))
+		}
+		return s.valid(n, root)
+	}
+	if len(leaves) > 8 {
+		if try(func(int) bool { return true }) {
+			return root
+		}
+		return def
+	}
+	for mask := 1; mask < 1<<len(leaves); mask++ {
+		if try(func(i int) bool { return mask&(1<<i) != 0 }) {
+			return root
+		}
+	}
+	return def
 }

@@ -123,8 +123,24 @@ func (sc *scanner) stringEnd() (int, bool, bool) {
 			return i, esc, true
 		case c == '\\':
 			// Escapes are checked by the decoder when the string is
-			// read; here only skip the escaped byte.
+			// read; here only skip the escaped byte, but a surrogate
+			// escape must be half of a pair (see escaped).
 			esc = true
+			if i+5 < len(sc.data) && sc.data[i+1] == 'u' {
+				r := hexRune(sc.data[i+2 : i+6])
+				switch {
+				case r >= 0xDC00 && r < 0xE000:
+					return 0, false, false
+				case r >= 0xD800 && r < 0xDC00:
+					if i+11 >= len(sc.data) || sc.data[i+6] != '\\' || sc.data[i+7] != 'u' {
+						return 0, false, false
+					}
+					if r2 := hexRune(sc.data[i+8 : i+12]); r2 < 0xDC00 || r2 >= 0xE000 {
+						return 0, false, false
+					}
+					i += 6
+				}
+			}
 			i += 2
 		case c < 0x20:
 			return 0, false, false
@@ -396,3 +412,22 @@ func (sc *scanner) skip(depth int) bool {
 }
 
 func jsonNumber(b []byte) any { return json.Number(string(b)) }
+
+// hexRune reads four hex digits (-1 when they are not).
+func hexRune(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
