@@ -466,3 +466,21 @@ func Applicable(root, s any) []map[string]any {
 func sameMap(a, b map[string]any) bool {
 	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
+
+// TypeNames returns the names a "type" keyword value lists: one for a
+// string, the strings of an array, none for anything else.
+func TypeNames(t any) []string {
+	switch x := t.(type) {
+	case string:
+		return []string{x}
+	case []any:
+		var out []string
+		for _, e := range x {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}

@@ -265,7 +265,7 @@ func witness(root, s any, depth int) (any, bool) {
 				return nil, false
 			}
 		}
-		types := typeNames(x["type"])
+		types := schematree.TypeNames(x["type"])
 		if len(types) == 0 {
 			types = []string{"object"} // tool arguments are one object
 		}
@@ -447,22 +447,6 @@ func maps(m map[string]any) map[string]any {
 	return out
 }
 
-func typeNames(t any) []string {
-	switch x := t.(type) {
-	case string:
-		return []string{x}
-	case []any:
-		var out []string
-		for _, e := range x {
-			if s, ok := e.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
-}
-
 // unsatisfiable returns why no value satisfies s, when that follows from
 // its structure: false, an empty enum, a conjunction of a closed object
 // and a member requiring a property it refuses, disjoint types in a
@@ -513,7 +497,7 @@ func unsatisfiable(root, s any, depth int) string {
 			for _, m := range all {
 				mm, _ := schematree.Deref(root, m)
 				mt, _ := mm.(map[string]any)
-				ts := typeNames(mt["type"])
+				ts := schematree.TypeNames(mt["type"])
 				if len(ts) == 0 {
 					continue
 				}

@@ -59,6 +59,7 @@ import (
 
 	"stitchkit.dev/stitchkit/pkg/mount"
 	"stitchkit.dev/stitchkit/pkg/mount/cli"
+	"stitchkit.dev/stitchkit/pkg/project"
 
 	%s %q
 )
@@ -77,6 +78,7 @@ func main() {
 
 func run(ctx context.Context) int {
 	opts := &cli.Options{Server: os.Getenv(%q)}
+	var p *project.Projection // the one projection: the runner's when in process
 	if implementation != nil {
 		svcs, commands, err := implementation()
 		if err != nil {
@@ -93,9 +95,16 @@ func run(ctx context.Context) int {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		opts.Runner, opts.Commands = runner, commands
+		opts.Runner, opts.Commands, p = runner, commands, runner.Projection()
 	}
-	app, err := cli.New(%s.Graph(), opts)
+	if p == nil {
+		var err error
+		if p, err = project.New(%s.Graph(), nil); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	app, err := cli.New(p, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -230,7 +230,7 @@ func typeUnion(root any, branches []any, budget *int) (map[string]any, bool) {
 		if fractions && jsonEqual(t, "number") {
 			continue
 		}
-		ts = append(ts, typeList(t)...)
+		ts = append(ts, schematree.TypeNames(t)...)
 	}
 	if fractions {
 		if !slices.Contains(ts, "integer") && !slices.Contains(ts, "number") {
@@ -376,7 +376,7 @@ func admitNull(s map[string]any) (map[string]any, bool) {
 		}
 	}
 	if t, ok := out["type"]; ok {
-		ts := typeList(t)
+		ts := schematree.TypeNames(t)
 		if !slices.Contains(ts, "null") {
 			ts = append(ts, "null")
 		}
@@ -399,23 +399,6 @@ func clone(m map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
-}
-
-// typeList returns the names of a "type" keyword value.
-func typeList(t any) []string {
-	switch x := t.(type) {
-	case string:
-		return []string{x}
-	case []any:
-		var out []string
-		for _, e := range x {
-			if s, ok := e.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
 }
 
 func typeValue(ts []string) any {
@@ -467,7 +450,7 @@ func conj(a, b map[string]any) (map[string]any, bool) {
 		case annotationKeys[k] || k == "deprecated" || k == "readOnly" || k == "writeOnly":
 			out[k] = bv
 		case k == "type":
-			at, bt := typeList(av), typeList(bv)
+			at, bt := schematree.TypeNames(av), schematree.TypeNames(bv)
 			var both []string
 			for _, t := range at {
 				switch {

@@ -474,7 +474,7 @@ func excluded(s map[string]any) (values []any, types []string, ok bool) {
 		return nil, nil, false
 	}
 	if t, ok := m["type"]; ok && len(m) == 1 {
-		return nil, typeList(t), true
+		return nil, schematree.TypeNames(t), true
 	}
 	for k := range m {
 		if k != "const" && k != "enum" {
@@ -699,7 +699,7 @@ func typeSet(s map[string]any) []string {
 		return nil // false schema
 	}
 	if t, ok := s["type"]; ok {
-		out := typeList(t)
+		out := schematree.TypeNames(t)
 		slices.Sort(out)
 		return out
 	}

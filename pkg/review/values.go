@@ -137,7 +137,7 @@ func finiteValues(s map[string]any) ([]any, bool) {
 		return nil, false
 	}
 	var out []any
-	for _, name := range typeList(t) {
+	for _, name := range schematree.TypeNames(t) {
 		switch name {
 		case "boolean":
 			out = append(out, false, true)
