@@ -81,7 +81,7 @@ func TestGenCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"package main\n", `tasksapi "example.com/m/api/tasksapi"`, `os.Getenv("TASKS_SERVER")`, "cli.New(tasksapi.Graph(), opts)"} {
+	for _, want := range []string{"package main\n", `tasksapi "example.com/m/api/tasksapi"`, `os.Getenv("TASKS_SERVER")`, "project.New(tasksapi.Graph(), nil)", "cli.New(p, opts)"} {
 		if !strings.Contains(string(main), want) {
 			t.Errorf("main.go lacks %q:\n%s", want, main)
 		}
