@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"stitchkit.dev/stitchkit/pkg/check"
+	"stitchkit.dev/stitchkit/internal/graphfixture"
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/mount"
 )
@@ -30,11 +30,12 @@ func TasksDir() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "examples", "tasks")
 }
 
-// TasksGraph compiles examples/tasks once per process. Callers must not
+// TasksGraph loads the compiled examples/tasks graph (its graph.json
+// fixture, see internal/graphfixture) once per process. Callers must not
 // modify the graph; copy it first (a shallow copy is enough to change the
 // policy).
 func TasksGraph() (*graph.Graph, error) {
-	tasksOnce.Do(func() { tasksG, tasksErr = check.Compile(context.Background(), TasksDir()) })
+	tasksOnce.Do(func() { tasksG, tasksErr = graphfixture.Read(TasksDir()) })
 	return tasksG, tasksErr
 }
 
@@ -58,14 +59,15 @@ func UnseenDir(name string) string {
 
 var unseen sync.Map // name → *graph.Graph
 
-// Unseen compiles the probe contract name once per process (see
+// Unseen loads the compiled probe contract name (its graph.json fixture)
+// once per process (see
 // [UnseenDir]). Callers must not modify the graph.
 func Unseen(tb testing.TB, name string) *graph.Graph {
 	tb.Helper()
 	if g, ok := unseen.Load(name); ok {
 		return g.(*graph.Graph)
 	}
-	g, err := check.Compile(context.Background(), UnseenDir(name))
+	g, err := graphfixture.Read(UnseenDir(name))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,12 +1,11 @@
 package conformance_test
 
 import (
-	"context"
 	"path/filepath"
 	"stitchkit.dev/stitchkit/internal/projecttest"
 	"testing"
 
-	"stitchkit.dev/stitchkit/pkg/check"
+	"stitchkit.dev/stitchkit/internal/graphfixture"
 	"stitchkit.dev/stitchkit/pkg/conformance"
 	"stitchkit.dev/stitchkit/pkg/conformance/conformancetest"
 )
@@ -20,7 +19,7 @@ func TestSnapshotFixture(t *testing.T) {
 func TestSnapshotExamples(t *testing.T) {
 	for _, name := range []string{"minimal", "tasks"} {
 		t.Run(name, func(t *testing.T) {
-			g, err := check.Compile(context.Background(), filepath.Join("..", "..", "examples", name))
+			g, err := graphfixture.Read(filepath.Join("..", "..", "examples", name))
 			if err != nil {
 				t.Fatalf("compile examples/%s: %v", name, err)
 			}

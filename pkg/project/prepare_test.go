@@ -9,9 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"stitchkit.dev/stitchkit/pkg/graph"
+	"stitchkit.dev/stitchkit/pkg/validate"
 )
 
 // mediaUnion is upstream acceptance 46–47's input: a discriminated union
@@ -135,27 +134,19 @@ func TestFlattenIsSuperset(t *testing.T) {
 		`{"kind":"a","count":-1,"media":{}}`,
 		`{"kind":"b","count":1,"level":"x","extra":1}`,
 	} {
-		v, err := jsonschema.UnmarshalJSON(strings.NewReader(inst))
-		if err != nil {
-			t.Fatal(err)
-		}
+		v := mustValue(t, inst)
 		if orig.Validate(v) == nil && flat.Validate(v) != nil {
 			t.Errorf("%s: valid for the union, refused by the flat schema: %v", inst, flat.Validate(v))
 		}
 	}
 }
 
-func mustCompile(t *testing.T, doc string) *jsonschema.Schema {
+// mustCompile compiles doc with pkg/validate, the validator every mount
+// uses (itself held to santhosh-tekuri/jsonschema and to CUE by its own
+// differential tests), so this package's tests need no peer module.
+func mustCompile(t *testing.T, doc string) *validate.Validator {
 	t.Helper()
-	v, err := jsonschema.UnmarshalJSON(strings.NewReader(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("mem://s.json", v); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("mem://s.json")
+	s, err := validate.Compile([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,9 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"stitchkit.dev/stitchkit/pkg/graph"
+	"stitchkit.dev/stitchkit/pkg/validate"
 )
 
 // The compiler writes `#input: #T` as a root "$ref" into "$defs" (with
@@ -138,7 +137,7 @@ func TestUnflattenableUnionAdvice(t *testing.T) {
 
 func mustValue(t *testing.T, inst string) any {
 	t.Helper()
-	v, err := jsonschema.UnmarshalJSON(strings.NewReader(inst))
+	v, err := validate.DecodeJSON([]byte(inst), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

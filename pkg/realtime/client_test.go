@@ -293,7 +293,7 @@ func TestDialRefusesServerWithoutSubprotocol(t *testing.T) {
 // the client's data with an envelope the client reports as
 // rejected-by-peer.
 func TestClientAgainstStricterServer(t *testing.T) {
-	strict := compileSource(t, strings.Replace(chatSource(t), "strings.MaxRunes(100)", "strings.MaxRunes(3)", 1))
+	strict := compileCUE(t, "testdata/chatstrict/chat.cue") // chat.cue with strings.MaxRunes(3)
 	sc, err := realtime.NewContract(projecttest.New(t, strict, nil), "chat")
 	if err != nil {
 		t.Fatal(err)

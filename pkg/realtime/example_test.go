@@ -5,29 +5,25 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
-	"stitchkit.dev/stitchkit/pkg/project"
+	"os"
 	"strings"
 	"sync"
 
-	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/mount"
+	"stitchkit.dev/stitchkit/pkg/project"
 	"stitchkit.dev/stitchkit/pkg/realtime"
 )
 
-// exampleGraph compiles a small contract; a server normally loads
-// graph.json instead (graph.Load), without CUE.
+// exampleGraph loads the compiled board contract (testdata/board: the
+// graph.json that `stitch compile` made from board.cue), as a server does:
+// graph.Load needs no CUE.
 func exampleGraph() *graph.Graph {
-	src := `package board
-import "stitchkit.dev/stitchkit/schema"
-schema.#Contract & {
-	name: "board", version: "1.0.0"
-	realtime: board: {
-		serverToClient: taskChanged: {#args: [{id: string, done: bool}]}
-		clientToServer: watch: {#args: [{board: string}], #ack: {ok: bool}, examples: [{args: [{board: "main"}], ack: {ok: true}}]}
+	data, err := os.ReadFile("testdata/board/graph.json")
+	if err != nil {
+		panic(err)
 	}
-}`
-	g, err := check.CompileFiles(context.Background(), map[string][]byte{"board.cue": []byte(src)})
+	g, err := graph.Load(data)
 	if err != nil {
 		panic(err)
 	}

@@ -8,8 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"stitchkit.dev/stitchkit/internal/projecttest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,7 +18,8 @@ import (
 	"github.com/gorilla/websocket"
 	"go.uber.org/goleak"
 
-	"stitchkit.dev/stitchkit/pkg/check"
+	"stitchkit.dev/stitchkit/internal/graphfixture"
+	"stitchkit.dev/stitchkit/internal/projecttest"
 	"stitchkit.dev/stitchkit/pkg/graph"
 	"stitchkit.dev/stitchkit/pkg/mount"
 	"stitchkit.dev/stitchkit/pkg/realtime"
@@ -29,39 +29,11 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-var (
-	graphs   sync.Map // path → *graph.Graph
-	graphsMu sync.Mutex
-)
-
-// compileCUE compiles a contract file once per test binary.
+// compileCUE loads the compiled fixture of a contract file: the graph.json
+// beside it (internal/graphfixture; pkg/compile keeps it fresh).
 func compileCUE(t testing.TB, path string) *graph.Graph {
 	t.Helper()
-	graphsMu.Lock()
-	defer graphsMu.Unlock()
-	if g, ok := graphs.Load(path); ok {
-		return g.(*graph.Graph)
-	}
-	src, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := check.CompileFiles(context.Background(), map[string][]byte{"contract.cue": src})
-	if err != nil {
-		t.Fatal(err)
-	}
-	graphs.Store(path, g)
-	return g
-}
-
-// compileSource compiles CUE source (for contracts that differ from chat).
-func compileSource(t testing.TB, src string) *graph.Graph {
-	t.Helper()
-	g, err := check.CompileFiles(context.Background(), map[string][]byte{"contract.cue": []byte(src)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
+	return graphfixture.Load(t, filepath.Dir(path))
 }
 
 func chatContract(t testing.TB) *realtime.Contract {
@@ -350,13 +322,4 @@ func ctx5(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-func chatSource(t testing.TB) string {
-	t.Helper()
-	b, err := os.ReadFile("testdata/chat/chat.cue")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

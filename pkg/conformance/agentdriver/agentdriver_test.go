@@ -8,7 +8,7 @@ import (
 	"stitchkit.dev/stitchkit/internal/projecttest"
 	"testing"
 
-	"stitchkit.dev/stitchkit/pkg/check"
+	"stitchkit.dev/stitchkit/internal/graphfixture"
 	"stitchkit.dev/stitchkit/pkg/conformance"
 )
 
@@ -36,7 +36,7 @@ func (f *fakeTools) Call(ctx context.Context, name string, args json.RawMessage)
 }
 
 func TestDriver(t *testing.T) {
-	g, err := check.Compile(context.Background(), filepath.Join("..", "..", "..", "examples", "tasks"))
+	g, err := graphfixture.Read(filepath.Join("..", "..", "..", "examples", "tasks"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"stitchkit.dev/stitchkit/pkg/check"
+	"stitchkit.dev/stitchkit/internal/graphfixture"
 	"stitchkit.dev/stitchkit/pkg/conformance"
 	"stitchkit.dev/stitchkit/pkg/graph"
 )
@@ -25,7 +25,7 @@ var (
 func tasks(t *testing.T) *graph.Graph {
 	t.Helper()
 	tasksOnce.Do(func() {
-		tasksGraph, tasksErr = check.Compile(context.Background(), filepath.Join("..", "..", "..", "examples", "tasks"))
+		tasksGraph, tasksErr = graphfixture.Read(filepath.Join("..", "..", "..", "examples", "tasks"))
 	})
 	if tasksErr != nil {
 		t.Fatal(tasksErr)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"stitchkit.dev/stitchkit/pkg/check"
+	"stitchkit.dev/stitchkit/internal/graphfixture"
 	"stitchkit.dev/stitchkit/pkg/conformance"
 )
 
@@ -61,7 +61,7 @@ func session(t *testing.T) *mcp.ClientSession {
 }
 
 func TestDriver(t *testing.T) {
-	g, err := check.Compile(context.Background(), filepath.Join("..", "..", "..", "examples", "tasks"))
+	g, err := graphfixture.Read(filepath.Join("..", "..", "..", "examples", "tasks"))
 	if err != nil {
 		t.Fatal(err)
 	}

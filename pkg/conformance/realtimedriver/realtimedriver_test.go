@@ -17,7 +17,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"stitchkit.dev/stitchkit/pkg/check"
+	"stitchkit.dev/stitchkit/internal/graphfixture"
 	"stitchkit.dev/stitchkit/pkg/conformance"
 	"stitchkit.dev/stitchkit/pkg/realtime"
 )
@@ -26,7 +26,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func contract(t *testing.T, dir string) *realtime.Contract {
 	t.Helper()
-	g, err := check.Compile(context.Background(), dir)
+	g, err := graphfixture.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,14 @@
-package engine
+// Package oracletest holds the engine's differential tests against
+// santhosh-tekuri/jsonschema/v6, the JSON Schema test suite and the
+// repository's compiled schemas. It is a module of its own so that the
+// root module, which run-time users depend on, does not require the oracle.
+package oracletest
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"stitchkit.dev/stitchkit/pkg/validate/internal/engine"
 	"strings"
 	"testing"
 
@@ -39,7 +44,7 @@ func mustJSON(v any) []byte {
 
 // oracle compiles doc with santhosh-tekuri. It returns nil when santhosh
 // refuses the document.
-func oracle(doc any, formats map[string]Format) *jsonschema.Schema {
+func oracle(doc any, formats map[string]engine.Format) *jsonschema.Schema {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
@@ -77,9 +82,9 @@ func oracleValid(s *jsonschema.Schema, v any) bool {
 	return false
 }
 
-// formatOptions returns Options knowing the given formats.
-func formatOptions(formats map[string]Format) *Options {
-	return &Options{Format: func(name string) (Format, bool) {
+// formatOptions returns engine.Options knowing the given formats.
+func formatOptions(formats map[string]engine.Format) *engine.Options {
+	return &engine.Options{Format: func(name string) (engine.Format, bool) {
 		f, ok := formats[name]
 		return f, ok
 	}}

@@ -1,4 +1,4 @@
-package realtime
+package asyncapi_test
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 	"stitchkit.dev/stitchkit/pkg/check"
 	"stitchkit.dev/stitchkit/pkg/export/asyncapi"
 	"stitchkit.dev/stitchkit/pkg/graph"
+	"stitchkit.dev/stitchkit/pkg/realtime"
 )
 
 // TestProtocolDocAgrees holds docs/realtime-protocol.md, the AsyncAPI
@@ -31,12 +32,12 @@ import (
 // a real server, is answered with exactly the frame the page shows next;
 // and the server frame is exactly what the server emits.
 func TestProtocolDocAgrees(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/realtime-protocol.md")
+	doc, err := os.ReadFile("../../../docs/realtime-protocol.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(doc)
-	g, err := check.Compile(context.Background(), "../../examples/tasks")
+	g, err := check.Compile(context.Background(), "../../../examples/tasks")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,37 +57,37 @@ func TestProtocolDocAgrees(t *testing.T) {
 	}
 
 	t.Run("subprotocol", func(t *testing.T) {
-		if asyncapi.Subprotocol != Subprotocol || a.Subprotocol != Subprotocol {
-			t.Fatalf("realtime %q, asyncapi constant %q, exported %q", Subprotocol, asyncapi.Subprotocol, a.Subprotocol)
+		if asyncapi.Subprotocol != realtime.Subprotocol || a.Subprotocol != realtime.Subprotocol {
+			t.Fatalf("realtime %q, asyncapi constant %q, exported %q", realtime.Subprotocol, asyncapi.Subprotocol, a.Subprotocol)
 		}
-		for _, want := range []string{"Sec-WebSocket-Protocol: " + Subprotocol, "`x-stitchkit-subprotocol` at the top level: `" + Subprotocol + "`"} {
+		for _, want := range []string{"Sec-WebSocket-Protocol: " + realtime.Subprotocol, "`x-stitchkit-subprotocol` at the top level: `" + realtime.Subprotocol + "`"} {
 			if !strings.Contains(text, want) {
 				t.Errorf("the page does not say %q", want)
 			}
 		}
 	})
 	t.Run("addresses", func(t *testing.T) {
-		if DefaultPrefix != asyncapi.DefaultPrefix {
-			t.Fatalf("prefix %q here, %q in the AsyncAPI export", DefaultPrefix, asyncapi.DefaultPrefix)
+		if realtime.DefaultPrefix != asyncapi.DefaultPrefix {
+			t.Fatalf("prefix %q here, %q in the AsyncAPI export", realtime.DefaultPrefix, asyncapi.DefaultPrefix)
 		}
-		if got := a.Channels["board"].Address; got != DefaultPrefix+"/board" || !strings.Contains(text, "(`"+got+"`)") {
+		if got := a.Channels["board"].Address; got != realtime.DefaultPrefix+"/board" || !strings.Contains(text, "(`"+got+"`)") {
 			t.Fatalf("board channel address %q", got)
 		}
-		if !strings.Contains(text, "`"+DefaultPrefix+"/{contract}`") {
+		if !strings.Contains(text, "`"+realtime.DefaultPrefix+"/{contract}`") {
 			t.Fatal("the page does not give the endpoint path")
 		}
 	})
 	t.Run("reason table", func(t *testing.T) {
-		want := []string{string(ReasonUnknownEvent), string(ReasonInvalidArguments), string(ReasonInvalidAck), string(ReasonMissingAck),
-			string(ReasonUnexpectedAck), string(ReasonRefused), string(ReasonRejectedByPeer)}
+		want := []string{string(realtime.ReasonUnknownEvent), string(realtime.ReasonInvalidArguments), string(realtime.ReasonInvalidAck), string(realtime.ReasonMissingAck),
+			string(realtime.ReasonUnexpectedAck), string(realtime.ReasonRefused), string(realtime.ReasonRejectedByPeer)}
 		if got := tableKeys(text, "| reason |"); !sameSet(got, want) {
 			t.Fatalf("reasons in the page %v, in the code %v", got, want)
 		}
 	})
 	t.Run("close code table", func(t *testing.T) {
 		var want []string
-		for _, c := range []int{CloseNormal, CloseGoingAway, CloseProtocolError, CloseUnsupportedData, CloseInvalidPayload,
-			ClosePolicyViolation, CloseMessageTooBig, CloseInternalError, CloseTryAgainLater} {
+		for _, c := range []int{realtime.CloseNormal, realtime.CloseGoingAway, realtime.CloseProtocolError, realtime.CloseUnsupportedData, realtime.CloseInvalidPayload,
+			realtime.ClosePolicyViolation, realtime.CloseMessageTooBig, realtime.CloseInternalError, realtime.CloseTryAgainLater} {
 			want = append(want, strconv.Itoa(c))
 		}
 		if got := tableKeys(text, "| code | meaning |"); !sameSet(got, want) {
@@ -101,16 +102,24 @@ func TestProtocolDocAgrees(t *testing.T) {
 	payloads := asyncPayloads(t, aDoc, a.Channels["board"].Messages)
 	t.Run("frames parse and match the AsyncAPI payloads", func(t *testing.T) {
 		for _, ex := range frames {
-			f, ferr := parseFrame(ex.raw, 64)
-			if ferr != nil {
-				t.Fatalf("%s: %s: %v", ex.label, ex.raw, ferr)
+			// The server's own parser reads these frames in the next subtest;
+			// here their fields are read as the page documents them.
+			var f struct {
+				Typ       string `json:"type"`
+				Event     string `json:"event"`
+				Rejection struct {
+					Reason string `json:"reason"`
+				} `json:"rejection"`
+			}
+			if err := json.Unmarshal(ex.raw, &f); err != nil {
+				t.Fatalf("%s: %s: %v", ex.label, ex.raw, err)
 			}
 			var v any
 			_ = json.Unmarshal(ex.raw, &v)
 			m := v.(map[string]any)
 			switch {
 			case ex.kind == "":
-				if f.typ != FrameEvent || ex.direction+"."+f.event != ex.event {
+				if f.Typ != realtime.FrameEvent || ex.direction+"."+f.Event != ex.event {
 					t.Fatalf("%s: frame %s", ex.label, ex.raw)
 				}
 				if s := payloads[ex.event]; s != nil {
@@ -121,14 +130,14 @@ func TestProtocolDocAgrees(t *testing.T) {
 					t.Fatalf("%s: no payload schema", ex.label)
 				}
 			case ex.kind == "ack":
-				if f.typ != FrameAck {
+				if f.Typ != realtime.FrameAck {
 					t.Fatalf("%s: frame %s", ex.label, ex.raw)
 				}
 				if err := payloads[ex.event+".ack"].Validate(m["ack"]); err != nil {
 					t.Fatalf("%s: ack does not match the AsyncAPI payload: %v", ex.label, err)
 				}
 			case ex.kind == "rejection":
-				if f.typ != FrameRejection || !slices.Contains(tableKeys(text, "| reason |"), string(f.rejection.Reason)) {
+				if f.Typ != realtime.FrameRejection || !slices.Contains(tableKeys(text, "| reason |"), f.Rejection.Reason) {
 					t.Fatalf("%s: frame %s", ex.label, ex.raw)
 				}
 			}
@@ -136,7 +145,7 @@ func TestProtocolDocAgrees(t *testing.T) {
 	})
 
 	t.Run("a real server answers as the page shows", func(t *testing.T) {
-		mux, err := ServeExamples(projecttest.New(t, g, nil), "", nil)
+		mux, err := realtime.ServeExamples(projecttest.New(t, g, nil), "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +154,7 @@ func TestProtocolDocAgrees(t *testing.T) {
 			_ = mux.Shutdown(context.Background())
 			hs.Close()
 		}()
-		d := websocket.Dialer{Subprotocols: []string{Subprotocol}}
+		d := websocket.Dialer{Subprotocols: []string{realtime.Subprotocol}}
 		ws, _, err := d.Dial("ws"+strings.TrimPrefix(hs.URL, "http")+mux.Path("board"), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -179,17 +188,17 @@ func TestProtocolDocAgrees(t *testing.T) {
 	})
 
 	t.Run("the server emits the page's server frame", func(t *testing.T) {
-		c, err := NewContract(projecttest.New(t, g, nil), "board")
+		c, err := realtime.NewContract(projecttest.New(t, g, nil), "board")
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv, err := NewServer[struct{}](c, nil)
+		srv, err := realtime.NewServer[struct{}](c, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		hs := httptest.NewServer(srv)
 		defer func() { _ = srv.Shutdown(context.Background()); hs.Close() }()
-		d := websocket.Dialer{Subprotocols: []string{Subprotocol}}
+		d := websocket.Dialer{Subprotocols: []string{realtime.Subprotocol}}
 		ws, _, err := d.Dial("ws"+strings.TrimPrefix(hs.URL, "http"), nil)
 		if err != nil {
 			t.Fatal(err)

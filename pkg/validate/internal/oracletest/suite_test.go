@@ -1,4 +1,4 @@
-package engine
+package oracletest
 
 import (
 	"bufio"
@@ -6,25 +6,26 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"stitchkit.dev/stitchkit/pkg/validate/internal/engine"
 	"strings"
 	"testing"
 )
 
 // TestSuite runs the official JSON-Schema-Test-Suite (draft 2020-12, the
 // files for the keywords this engine implements; see
-// testdata/JSON-Schema-Test-Suite/README.md) through the engine and
+// engine/testdata/JSON-Schema-Test-Suite/README.md) through the engine and
 // through santhosh-tekuri/jsonschema/v6. Every case must give the suite's
 // answer, and the two validators must agree. A group whose schema the
 // engine refuses (a keyword it does not implement: $id-relative or remote
-// references, $dynamicRef, …) must be listed in testdata/refused.txt with
+// references, $dynamicRef, …) must be listed in engine/testdata/refused.txt with
 // the reason, so a refusal is a decision, never an accident.
 func TestSuite(t *testing.T) {
 	refused := readRefused(t)
-	files, err := filepath.Glob("testdata/JSON-Schema-Test-Suite/tests/draft2020-12/*.json")
+	files, err := filepath.Glob("../engine/testdata/JSON-Schema-Test-Suite/tests/draft2020-12/*.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt, _ := filepath.Glob("testdata/JSON-Schema-Test-Suite/tests/draft2020-12/optional/*.json")
+	opt, _ := filepath.Glob("../engine/testdata/JSON-Schema-Test-Suite/tests/draft2020-12/optional/*.json")
 	files = append(files, opt...)
 	if len(files) < 30 {
 		t.Fatalf("only %d suite files found", len(files))
@@ -48,26 +49,26 @@ func TestSuite(t *testing.T) {
 		if err := json.Unmarshal(raw, &suite); err != nil {
 			t.Fatalf("%s: %v", file, err)
 		}
-		name := strings.TrimPrefix(file, "testdata/JSON-Schema-Test-Suite/tests/draft2020-12/")
+		name := strings.TrimPrefix(file, "../engine/testdata/JSON-Schema-Test-Suite/tests/draft2020-12/")
 		for _, g := range suite {
 			groups++
 			key := name + "\t" + g.Description
 			doc := decode(t, g.Schema)
-			s, err := Compile(doc, nil)
+			s, err := engine.Compile(doc, nil)
 			if err != nil {
-				var ce *CompileError
+				var ce *engine.CompileError
 				if !errors.As(err, &ce) {
 					t.Errorf("%s: %q: compile error of type %T: %v", name, g.Description, err, err)
 				}
 				if _, ok := refused[key]; !ok {
-					t.Errorf("%s: %q: refused but not listed in testdata/refused.txt: %v", name, g.Description, err)
+					t.Errorf("%s: %q: refused but not listed in engine/testdata/refused.txt: %v", name, g.Description, err)
 				}
 				seen[key] = true
 				refusedGroups++
 				continue
 			}
 			if _, ok := refused[key]; ok {
-				t.Errorf("%s: %q is listed in testdata/refused.txt but compiles", name, g.Description)
+				t.Errorf("%s: %q is listed in engine/testdata/refused.txt but compiles", name, g.Description)
 			}
 			o := oracle(doc, nil)
 			if o == nil {
@@ -93,15 +94,15 @@ func TestSuite(t *testing.T) {
 	}
 	for key := range refused {
 		if !seen[key] {
-			t.Errorf("testdata/refused.txt lists %q, which no suite file has", key)
+			t.Errorf("engine/testdata/refused.txt lists %q, which no suite file has", key)
 		}
 	}
 	t.Logf("%d files, %d groups (%d refused at compile time), %d cases judged by both validators", len(files), groups, refusedGroups, cases)
 }
 
-// readRefused reads testdata/refused.txt: FILE<TAB>GROUP<TAB>REASON lines.
+// readRefused reads engine/testdata/refused.txt: FILE<TAB>GROUP<TAB>REASON lines.
 func readRefused(t *testing.T) map[string]string {
-	f, err := os.Open("testdata/refused.txt")
+	f, err := os.Open("../engine/testdata/refused.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func readRefused(t *testing.T) map[string]string {
 		}
 		parts := strings.SplitN(line, "\t", 3)
 		if len(parts) != 3 || parts[2] == "" {
-			t.Fatalf("testdata/refused.txt: %q is not FILE<TAB>GROUP<TAB>REASON", line)
+			t.Fatalf("engine/testdata/refused.txt: %q is not FILE<TAB>GROUP<TAB>REASON", line)
 		}
 		out[parts[0]+"\t"+parts[1]] = parts[2]
 	}

@@ -1,4 +1,4 @@
-package engine
+package oracletest
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"stitchkit.dev/stitchkit/pkg/validate/internal/engine"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +21,7 @@ import (
 
 // dateTime is the format pkg/validate registers (CUE's time.Time), used
 // here so both validators assert it alike.
-var testFormats = map[string]Format{
+var testFormats = map[string]engine.Format{
 	"date-time": func(v any) error {
 		s, ok := v.(string)
 		if !ok {
@@ -129,7 +130,7 @@ func TestGoldenDifferential(t *testing.T) {
 	total := 0
 	for _, name := range names {
 		doc := decode(t, schemas[name])
-		s, err := Compile(doc, formatOptions(testFormats))
+		s, err := engine.Compile(doc, formatOptions(testFormats))
 		if err != nil {
 			t.Errorf("%s: engine refuses a golden schema: %v", name, err)
 			continue

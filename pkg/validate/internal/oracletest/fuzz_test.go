@@ -1,10 +1,11 @@
-package engine
+package oracletest
 
 import (
 	"bytes"
 	"encoding/json"
 	"regexp"
 	"slices"
+	"stitchkit.dev/stitchkit/pkg/validate/internal/engine"
 	"testing"
 )
 
@@ -20,13 +21,13 @@ func FuzzDifferential(f *testing.F) {
 	schemas := goldenSchemas(f)
 	names := slices.Sorted(mapsKeys(schemas))
 	type compiled struct {
-		s *Schema
+		s *engine.Schema
 		o interface{ Validate(any) error }
 	}
 	all := make([]compiled, len(names))
 	for i, name := range names {
 		doc := decode(f, schemas[name])
-		s, err := Compile(doc, formatOptions(testFormats))
+		s, err := engine.Compile(doc, formatOptions(testFormats))
 		if err != nil {
 			f.Fatalf("%s: %v", name, err)
 		}
@@ -46,7 +47,7 @@ func FuzzDifferential(f *testing.F) {
 		// The streaming verdict never accepts what decoding and validating
 		// refuses, on any bytes (it may decline what it cannot judge on
 		// the bytes, such as an escaped key: the caller then decodes).
-		tree, derr := Decode(data, 16)
+		tree, derr := engine.Decode(data, 16)
 		if sv, tv := c.s.ValidJSON(data, 16), derr == nil && c.s.Valid(tree); sv && !tv {
 			t.Fatalf("%s: %q: ValidJSON=%v, Decode+Valid=%v (%v)", names[int(which)%len(all)], data, sv, tv, derr)
 		}

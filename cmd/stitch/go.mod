@@ -1,0 +1,57 @@
+module stitchkit.dev/stitchkit/cmd/stitch
+
+go 1.26.8
+
+require (
+	cuelang.org/go v0.17.1
+	github.com/gorilla/websocket v1.5.3
+	github.com/modelcontextprotocol/go-sdk v1.8.0
+	github.com/spf13/cobra v1.10.2
+	go.uber.org/goleak v1.3.0
+	golang.org/x/mod v0.43.0
+	golang.org/x/tools v0.53.0
+	gopkg.in/yaml.v3 v3.0.1
+	stitchkit.dev/stitchkit v0.0.0
+	stitchkit.dev/stitchkit/pkg/check v0.0.0
+	stitchkit.dev/stitchkit/pkg/compile v0.0.0
+	stitchkit.dev/stitchkit/pkg/export v0.0.0
+	stitchkit.dev/stitchkit/pkg/gen v0.0.0
+	stitchkit.dev/stitchkit/pkg/review v0.0.0
+)
+
+require (
+	cuelabs.dev/go/oci/ociregistry v0.0.0-20260601085548-328ff8e2c943 // indirect
+	github.com/cockroachdb/apd/v3 v3.2.3 // indirect
+	github.com/emicklei/proto v1.14.3 // indirect
+	github.com/google/go-cmp v0.7.0 // indirect
+	github.com/google/jsonschema-go v0.4.3 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/mitchellh/go-wordwrap v1.0.1 // indirect
+	github.com/opencontainers/go-digest v1.0.0 // indirect
+	github.com/opencontainers/image-spec v1.1.1 // indirect
+	github.com/pelletier/go-toml/v2 v2.4.3 // indirect
+	github.com/protocolbuffers/txtpbfmt v0.0.0-20260420112717-c39628bde8b5 // indirect
+	github.com/rogpeppe/go-internal v1.15.0 // indirect
+	github.com/segmentio/asm v1.1.3 // indirect
+	github.com/segmentio/encoding v0.5.4 // indirect
+	github.com/spf13/pflag v1.0.10 // indirect
+	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	go.yaml.in/yaml/v3 v3.0.6 // indirect
+	golang.org/x/net v0.63.0 // indirect
+	golang.org/x/oauth2 v0.36.0 // indirect
+	golang.org/x/sync v0.25.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/text v0.44.0 // indirect
+	golang.org/x/time v0.16.0 // indirect
+	google.golang.org/protobuf v1.36.11 // indirect
+)
+
+replace (
+	stitchkit.dev/stitchkit => ../..
+	stitchkit.dev/stitchkit/pkg/check => ../../pkg/check
+	stitchkit.dev/stitchkit/pkg/compile => ../../pkg/compile
+	stitchkit.dev/stitchkit/pkg/export => ../../pkg/export
+	stitchkit.dev/stitchkit/pkg/gen => ../../pkg/gen
+	stitchkit.dev/stitchkit/pkg/review => ../../pkg/review
+)

@@ -1,0 +1,49 @@
+module stitchkit.dev/stitchkit/pkg/gen
+
+go 1.26.8
+
+require (
+	golang.org/x/exp v0.0.0-20261120182113-8801fbdfac81
+	golang.org/x/tools v0.53.0
+	stitchkit.dev/stitchkit v0.0.0
+)
+
+require (
+	golang.org/x/mod v0.43.0 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
+	stitchkit.dev/stitchkit/pkg/compile v0.0.0 // indirect
+)
+
+require (
+	cuelabs.dev/go/oci/ociregistry v0.0.0-20260601085548-328ff8e2c943 // indirect
+	cuelang.org/go v0.17.1 // indirect
+	github.com/cockroachdb/apd/v3 v3.2.3 // indirect
+	github.com/emicklei/proto v1.14.3 // indirect
+	github.com/google/go-cmp v0.7.0 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/mitchellh/go-wordwrap v1.0.1 // indirect
+	github.com/opencontainers/go-digest v1.0.0 // indirect
+	github.com/opencontainers/image-spec v1.1.1 // indirect
+	github.com/pelletier/go-toml/v2 v2.4.3 // indirect
+	github.com/protocolbuffers/txtpbfmt v0.0.0-20260420112717-c39628bde8b5 // indirect
+	github.com/rogpeppe/go-internal v1.15.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.6 // indirect
+	golang.org/x/net v0.63.0 // indirect
+	golang.org/x/oauth2 v0.36.0 // indirect
+	golang.org/x/sync v0.25.0 // indirect
+	golang.org/x/text v0.44.0 // indirect
+	google.golang.org/protobuf v1.36.11 // indirect
+	stitchkit.dev/stitchkit/pkg/check v0.0.0
+	stitchkit.dev/stitchkit/pkg/review v0.0.0
+)
+
+replace (
+	stitchkit.dev/stitchkit => ../..
+	stitchkit.dev/stitchkit/pkg/compile => ../compile
+)
+
+replace stitchkit.dev/stitchkit/pkg/check => ../check
+
+replace stitchkit.dev/stitchkit/pkg/review => ../review
+
+replace stitchkit.dev/stitchkit/pkg/export => ../export
