@@ -396,18 +396,11 @@ func (d *decoder) hex4(i int) (rune, *DecodeError) {
 		if j >= len(d.data) {
 			return 0, d.errEOF()
 		}
-		c := d.data[j]
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			c = c - 'A' + 10
-		default:
+		v, ok := hexDigit(d.data[j])
+		if !ok {
 			return 0, d.errAt(j, "in \\u hexadecimal character escape")
 		}
-		r = r<<4 | rune(c)
+		r = r<<4 | v
 	}
 	return r, nil
 }

@@ -417,17 +417,25 @@ func jsonNumber(b []byte) any { return json.Number(string(b)) }
 func hexRune(b []byte) rune {
 	var r rune
 	for _, c := range b {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			c = c - 'A' + 10
-		default:
+		v, ok := hexDigit(c)
+		if !ok {
 			return -1
 		}
-		r = r<<4 | rune(c)
+		r = r<<4 | v
 	}
 	return r
+}
+
+// hexDigit is the value of one hexadecimal digit (the one reading both
+// decoders share).
+func hexDigit(c byte) (rune, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return rune(c - '0'), true
+	case c >= 'a' && c <= 'f':
+		return rune(c-'a') + 10, true
+	case c >= 'A' && c <= 'F':
+		return rune(c-'A') + 10, true
+	}
+	return 0, false
 }
